@@ -1,0 +1,70 @@
+# The two commands of the README: `make lab` and `make test`. Each sets up what it needs on a
+# fresh machine: a Docker engine, the lab images, the controller's virtualenv.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+PYTHON ?= python3
+VENV := .venv
+BIN := $(CURDIR)/$(VENV)/bin
+export PATH := $(BIN):$(PATH)
+export ANSIBLE_FORCE_COLOR ?= false
+export PY_COLORS ?= 0
+
+# Molecule scenarios, in the order `make test` runs them.
+SCENARIOS := default
+
+.PHONY: help lab lab-down test setup venv engine images unit lint sanity molecule clean
+
+help:
+	@echo "make lab       set up, bring up the laboratory Site in local containers, print how to use it"
+	@echo "make test      set up and run the whole suite: unit, lint, sanity, molecule scenarios"
+	@echo "make lab-down  remove the laboratory's containers"
+
+lab: setup
+	ansible-playbook playbooks/lab.yml
+
+lab-down: venv
+	ansible-playbook playbooks/lab_down.yml
+
+test: setup
+	@$(MAKE) --no-print-directory unit lint sanity molecule
+
+setup: venv engine
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: requirements.txt constraints.txt
+	@echo "== controller virtualenv"
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -r requirements.txt -c constraints.txt
+	@touch $@
+
+engine:
+	@echo "== lab engine and images"
+	scripts/lab-engine up
+
+images: engine
+	scripts/lab-engine image hpc
+
+unit: venv
+	@echo "== unit tests"
+	pytest tests/unit
+
+lint: venv
+	@echo "== ansible-lint (production profile)"
+	ansible-lint --profile production
+
+sanity: venv
+	@echo "== ansible-test sanity"
+	scripts/sanity
+
+molecule: setup
+	@for scenario in $(SCENARIOS); do \
+	  echo "== molecule scenario $$scenario"; start=$$SECONDS; \
+	  molecule test -s $$scenario || { echo "make test: molecule scenario '$$scenario' failed"; exit 1; }; \
+	  echo "== molecule scenario $$scenario passed in $$((SECONDS - start)) s"; \
+	done
+
+clean:
+	rm -rf $(VENV) .cache tests/output

@@ -1,0 +1,23 @@
+import importlib.machinery
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+PROJECT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="session")
+def project():
+    return PROJECT
+
+
+@pytest.fixture(scope="session")
+def lab_engine():
+    """scripts/lab-engine, imported as a module (it has no .py suffix: it is a command)."""
+    path = PROJECT / "scripts" / "lab-engine"
+    loader = importlib.machinery.SourceFileLoader("lab_engine", str(path))
+    spec = importlib.util.spec_from_loader("lab_engine", loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module

@@ -1,0 +1,56 @@
+"""site.yml refuses bad Site values with a clear message before it contacts any host.
+
+Each case runs the real playbooks/site.yml against the lab inventory, with the host's
+connection pointed at a closed port: a run that reached a host would report it UNREACHABLE.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+CLOSED_PORT = {"ansible_connection": "ssh", "ansible_host": "127.0.0.1", "ansible_port": 1,
+               "ansible_ssh_common_args": "-o ConnectTimeout=2"}
+
+
+def run_site(project, tmp_path, **site_values):
+    extra_vars = tmp_path / "extra_vars.json"
+    extra_vars.write_text(json.dumps({**CLOSED_PORT, **site_values}))
+    environment = dict(os.environ, ANSIBLE_FORCE_COLOR="false", ANSIBLE_NOCOLOR="true")
+    return subprocess.run(
+        [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "inventories/lab",
+         "playbooks/site.yml", "-e", f"@{extra_vars}"],
+        cwd=project, env=environment, capture_output=True, text=True, timeout=120)
+
+
+def test_the_laboratory_values_pass_and_the_play_goes_on_to_the_hosts(project, tmp_path):
+    result = run_site(project, tmp_path)
+    assert "UNREACHABLE" in result.stdout, result.stdout
+    assert "Assertion failed" not in result.stdout
+
+
+@pytest.mark.parametrize(("values", "named"), [
+    ({"icarus_hpc_slurm_staging_cpus": 0}, "icarus_hpc_slurm_staging_cpus is 0"),
+    ({"icarus_hpc_slurm_staging_memory_mib": -512}, "icarus_hpc_slurm_staging_memory_mib is -512"),
+    ({"icarus_hpc_slurm_staging_time_minutes": "10"}, 'icarus_hpc_slurm_staging_time_minutes is "10"'),
+    ({"icarus_hpc_slurm_staging_cpus": 1.5}, "icarus_hpc_slurm_staging_cpus is 1.5"),
+    ({"icarus_hpc_cache_seconds": True}, "icarus_hpc_cache_seconds is true"),
+    ({"icarus_hpc_slurm_compute_max_time_hours": None}, "icarus_hpc_slurm_compute_max_time_hours is null"),
+    ({"icarus_hpc_member_uid_min": 5500000}, "member UID range 5500000-5499999"),
+    ({"icarus_hpc_member_gid_min": 100}, "member GID range 100-5549999"),
+    ({"icarus_hpc_project_gid_min": 5540000}, "Member GIDs 5500000-5549999 and project GIDs 5540000-5599999 overlap"),
+    ({"icarus_hpc_scratch_root": "scratch/pharos"}, "icarus_hpc_scratch_root (scratch/pharos)"),
+    ({"icarus_hpc_scratch_root": "/scratch/pharos/"}, "icarus_hpc_scratch_root (/scratch/pharos/)"),
+    ({"icarus_hpc_scratch_root": "/scratch/../etc"}, "icarus_hpc_scratch_root (/scratch/../etc)"),
+    ({"icarus_hpc_scratch_group": "Pharos Users"}, "icarus_hpc_scratch_group (Pharos Users)"),
+], ids=lambda value: next(iter(value)) + "=" + json.dumps(next(iter(value.values())))
+    if isinstance(value, dict) else "")
+def test_a_bad_value_is_named_and_no_host_is_contacted(project, tmp_path, values, named):
+    result = run_site(project, tmp_path, **values)
+    output = " ".join(result.stdout.split())
+    assert result.returncode != 0
+    assert named in output, output
+    assert "UNREACHABLE" not in result.stdout
