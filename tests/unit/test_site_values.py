@@ -16,18 +16,19 @@ CLOSED_PORT = {"ansible_connection": "ssh", "ansible_host": "127.0.0.1", "ansibl
                "ansible_ssh_common_args": "-o ConnectTimeout=2"}
 
 
-def run_site(project, tmp_path, **site_values):
+def run_site(project, tmp_path, inventory="inventories/lab", **site_values):
     extra_vars = tmp_path / "extra_vars.json"
     extra_vars.write_text(json.dumps({**CLOSED_PORT, **site_values}))
     environment = dict(os.environ, ANSIBLE_FORCE_COLOR="false", ANSIBLE_NOCOLOR="true")
     return subprocess.run(
-        [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "inventories/lab",
+        [str(Path(sys.executable).parent / "ansible-playbook"), "-i", inventory,
          "playbooks/site.yml", "-e", f"@{extra_vars}"],
         cwd=project, env=environment, capture_output=True, text=True, timeout=120)
 
 
-def test_the_laboratory_values_pass_and_the_play_goes_on_to_the_hosts(project, tmp_path):
-    result = run_site(project, tmp_path)
+@pytest.mark.parametrize("inventory", ["inventories/lab", "inventories/production"])
+def test_the_inventories_values_pass_and_the_play_goes_on_to_the_hosts(project, tmp_path, inventory):
+    result = run_site(project, tmp_path, inventory)
     assert "UNREACHABLE" in result.stdout, result.stdout
     assert "Assertion failed" not in result.stdout
 
