@@ -42,22 +42,22 @@ $(VENV)/.installed: requirements.txt constraints.txt
 
 engine:
 	@echo "== lab engine and images"
-	scripts/lab-engine up
+	time scripts/lab-engine up
 
 images: engine
 	scripts/lab-engine image hpc
 
 unit: venv
 	@echo "== unit tests"
-	pytest tests/unit
+	time pytest tests/unit
 
 lint: venv
 	@echo "== ansible-lint (production profile)"
-	ansible-lint --profile production
+	time ansible-lint --profile production
 
 sanity: venv
 	@echo "== ansible-test sanity"
-	scripts/sanity
+	time scripts/sanity
 
 molecule: setup
 	@for scenario in $(SCENARIOS); do \
