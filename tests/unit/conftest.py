@@ -1,10 +1,13 @@
 import importlib.machinery
 import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
 
 PROJECT = Path(__file__).resolve().parents[2]
+# collections/ links this checkout as ansible_collections/pharos/hpc: module_utils import as Ansible imports them.
+sys.path.insert(0, str(PROJECT / "collections"))
 
 
 @pytest.fixture(scope="session")

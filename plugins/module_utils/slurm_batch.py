@@ -1,0 +1,149 @@
+# -*- coding: utf-8 -*-
+# Copyright: Pharos HPC engineering
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A plan written to Slurm in a fixed number of sacctmgr processes, whatever its size.
+
+Additions go in one ``sacctmgr load`` and changed values of existing objects in a second:
+a load that both adds and modifies was seen to drop its modifications while reporting them
+(Slurm 24.11.5). Moves, removals and coordinators go as commands on one sacctmgr's standard
+input. The cost of a write is the commits inside slurmdbd, so a load (one commit for all)
+is also by far the fastest way (docs/slurm_account.md).
+"""
+
+from __future__ import annotations
+
+from ansible_collections.pharos.hpc.plugins.module_utils.sacctmgr import (
+    TRES_LIMITS, format_limit, format_tres_change,
+)
+
+LOAD_KEYS = {"MaxWall": "MaxWallDurationPerJob"}
+
+
+def _load_limits(settings):
+    """Load-file fields for {limit: (old, new)}; a cleared limit or TRES gets -1."""
+    fields = []
+    for name, (old, new) in sorted(settings.items()):
+        key = LOAD_KEYS.get(name, name)
+        if name in TRES_LIMITS:
+            text = format_tres_change(old, new)
+            if text:
+                fields.append("%s=%s" % (key, text))
+        elif name == "QOS":
+            fields.append("QOS='%s'" % format_limit(name, new) if new else "QOS=''")
+        else:
+            fields.append("%s=%s" % (key, format_limit(name, new)))
+    return fields
+
+
+def _settings_from_values(values):
+    return dict((name, (None, value)) for name, value in values.items())
+
+
+def _common_fields(change_or_settings):
+    fields = []
+    for field, key in (("description", "Description"), ("organization", "Organization")):
+        value = change_or_settings.get(field)
+        if isinstance(value, tuple):
+            value = value[1]
+        if value is not None:
+            fields.append("%s='%s'" % (key, value))
+    fairshare = change_or_settings.get("fairshare")
+    if isinstance(fairshare, tuple):
+        fairshare = fairshare[1]
+    if fairshare is not None:
+        fields.append("Fairshare=%s" % fairshare)
+    return fields
+
+
+def _line(kind, name, fields):
+    return ":".join(["%s - '%s'" % (kind, name)] + fields)
+
+
+def _load_file(cluster, blocks):
+    """blocks: [(parent, line)], grouped under each parent in the order first seen."""
+    if not blocks:
+        return None
+    lines = ["Cluster - '%s'" % cluster]
+    parents = []
+    grouped = {}
+    for parent, line in blocks:
+        if parent not in grouped:
+            parents.append(parent)
+            grouped[parent] = []
+        grouped[parent].append(line)
+    for parent in parents:
+        lines.append("Parent - '%s'" % parent)
+        lines.extend(grouped[parent])
+    return "\n".join(lines) + "\n"
+
+
+def additions_file(cluster, changes):
+    blocks = []
+    for change in changes:
+        if change["action"] == "add_account":
+            fields = _common_fields(change) + _load_limits(_settings_from_values(change["limits"]))
+            blocks.append((change["parent"], _line("Account", change["account"], fields)))
+    for change in changes:
+        if change["action"] == "add_association":
+            fields = ["DefaultAccount='%s'" % change["default_account"]] + _common_fields(change)
+            fields += _load_limits(_settings_from_values(change["limits"]))
+            blocks.append((change["account"], _line("User", change["user"], fields)))
+    return _load_file(cluster, blocks)
+
+
+def modifications_file(cluster, changes, current):
+    blocks = []
+    for change in changes:
+        if change["action"] == "modify_account":
+            settings = change["settings"]
+            fields = _common_fields(settings) + _load_limits(
+                dict((name, value) for name, value in settings.items() if name not in ("description", "organization", "fairshare")))
+            parent = current["accounts"][change["account"]]["parent"]
+            blocks.append((parent, _line("Account", change["account"], fields)))
+        elif change["action"] == "modify_association":
+            settings = change["settings"]
+            fields = _common_fields(settings) + _load_limits(
+                dict((name, value) for name, value in settings.items() if name != "fairshare"))
+            blocks.append((change["account"], _line("User", change["user"], fields)))
+        elif change["action"] == "set_default_account":
+            blocks.append((change["to"], _line("User", change["user"], ["DefaultAccount='%s'" % change["to"]])))
+    return _load_file(cluster, blocks)
+
+
+def session_commands(cluster, changes):
+    """Commands for one sacctmgr reading its standard input, in the order they must run."""
+    commands = []
+    for change in changes:
+        if change["action"] == "move_account":
+            commands.append("modify account where name=%s cluster=%s set parent=%s"
+                            % (change["account"], cluster, change["to"]))
+    by_accounts = {}
+    for change in changes:
+        if change["action"] == "remove_associations":
+            by_accounts.setdefault(tuple(change["accounts"]), []).append(change["user"])
+    for accounts, users in sorted(by_accounts.items()):
+        commands.append("delete user where name=%s account=%s cluster=%s"
+                        % (",".join(sorted(users)), ",".join(accounts), cluster))
+    whole_users = sorted(change["user"] for change in changes if change["action"] == "remove_user")
+    if whole_users:
+        commands.append("delete user where name=%s cluster=%s" % (",".join(whole_users), cluster))
+    for change in changes:
+        if change["action"] == "remove_accounts":
+            # deepest first: an account is removed only once nothing hangs below it
+            for account in change["accounts"]:
+                commands.append("delete account where name=%s cluster=%s" % (account, cluster))
+    for change in changes:
+        if change["action"] == "add_coordinators":
+            commands.append("add coordinator account=%s names=%s" % (change["account"], ",".join(change["users"])))
+        elif change["action"] == "remove_coordinators":
+            commands.append("delete coordinator account=%s names=%s" % (change["account"], ",".join(change["users"])))
+    return commands
+
+
+def batches(cluster, changes, current):
+    """The writes of a plan: at most two loads and one session, in this order."""
+    return {
+        "additions": additions_file(cluster, changes),
+        "modifications": modifications_file(cluster, changes, current),
+        "session": session_commands(cluster, changes),
+    }
