@@ -17,7 +17,7 @@ options:
     required: true
   token:
     description:
-      - API token of the provider's service account, sent as C(Authorization: Token ...).
+      - "API token of the provider's service account, sent as C(Authorization: Token ...)."
       - Never logged, never shown in a diff or an error. Prefer O(token_file) so it stays out of task arguments.
       - Exactly one of O(token) and O(token_file) is required.
     type: str
@@ -45,5 +45,5 @@ options:
     type: int
     default: 3
 requirements:
-  - httpx >= 0.27 on the host the module runs on (usually the controller, with C(delegate_to: localhost))
+  - "httpx >= 0.27 on the host the module runs on (usually the controller, with C(delegate_to: localhost))"
 """

@@ -16,7 +16,7 @@ description:
   - With O(mode=contract) it changes nothing and checks the Site's contract (seed 002, sections 5 and 9); every
     failed clause is reported by name in one run.
 author:
-  - Pharos HPC engineering
+  - Pharos HPC engineering (@pharos-ai-factory)
 extends_documentation_fragment:
   - pharos.hpc.waldur
 attributes:
@@ -125,7 +125,7 @@ options:
         description: Description. Omitted means not managed.
         type: str
 notes:
-  - Run it where httpx is installed, usually the controller with C(delegate_to: localhost).
+  - "Run it where httpx is installed, usually the controller with C(delegate_to: localhost)."
   - Waldur has no PUT or PATCH for offerings; the module sends the POST actions C(update_integration),
     C(create_offering_component), C(update_offering_component), C(remove_offering_component), C(activate) and C(pause).
 seealso:

@@ -50,8 +50,9 @@ class Site:
         return {name: value for name, value in arguments.items() if value is not None}
 
     def offering(self):
-        (offering,) = self.waldur.state.offerings.values()
-        return offering
+        offerings = list(self.waldur.state.offerings.values())
+        assert len(offerings) == 1, "expected one offering, found %d" % len(offerings)
+        return offerings[0]
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ def converged(site, **overrides):
 
 def write_paths(site):
     return [(method, path.rsplit("/", 2)[-2] if path != OFFERINGS else "create")
-            for method, path, _ in site.waldur.writes()]
+            for method, path, _body in site.waldur.writes()]
 
 
 def predicted_then_applied(site, **overrides):
@@ -69,7 +69,7 @@ def test_a_converged_offering_found_by_uuid_reports_zero_changed(site):
     offering = converged(site)
     result = run_module(site.args(uuid=offering["uuid"], name=None, customer_uuid=None, allow_create=None))
     assert result["changed"] is False and result["actions"] == []
-    assert [path for _, path, _ in site.waldur.writes()] == [OFFERINGS, OFFERINGS + offering["uuid"] + "/activate/"]
+    assert [request[1] for request in site.waldur.writes()] == [OFFERINGS, OFFERINGS + offering["uuid"] + "/activate/"]
 
 
 def _set_state(state):
@@ -109,8 +109,8 @@ def _add_cpu_component(offering):
 DRIFTS = {
     "state Paused": (_set_state("Paused"), ["activate"]),
     "state Draft": (_set_state("Draft"), ["activate"]),
-    "username_generation_policy identity_claim": (_set_option("username_generation_policy", "identity_claim"),
-                                                   ["update_integration"]),
+    "username_generation_policy identity_claim": (
+        _set_option("username_generation_policy", "identity_claim"), ["update_integration"]),
     "service_provider_can_create_offering_user missing": (_drop_option("service_provider_can_create_offering_user"),
                                                           ["update_integration"]),
     "component name": (_set_node("name", "CPU hours"), ["update_offering_component"]),
@@ -234,7 +234,7 @@ def test_each_contract_clause_failing_alone_is_reported_by_name_with_its_reason(
 
 def test_every_failed_clause_is_reported_in_one_run(site):
     converged(site)
-    for clause, (make_drift, _) in CLAUSES.items():
+    for make_drift, _phrases in CLAUSES.values():
         if make_drift is None:
             _other_customer_owner(site)
         else:
@@ -367,7 +367,7 @@ def test_ansible_creates_then_reports_zero_changed_and_check_mode_predicts_exact
     assert again["changed"] is False and again["actions"] == [], completed.stdout
     site.offering()["components"][0]["unit_factor"] = 1
     before = site.waldur.snapshot()
-    drift_check, _ = run_ansible(site.args(), "--check", "--diff")
+    drift_check, _completed = run_ansible(site.args(), "--check", "--diff")
     assert [action["action"] for action in drift_check["actions"]] == ["update_offering_component"]
     assert site.waldur.snapshot() == before
     assert TOKEN not in completed.stdout + completed.stderr
