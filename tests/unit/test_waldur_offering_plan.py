@@ -44,7 +44,7 @@ CASES = [
 
 @pytest.mark.parametrize(("offering", "expected"), [case[1:] for case in CASES], ids=[case[0] for case in CASES])
 def test_the_plan_is_exactly_the_difference(offering, expected):
-    actions, _ = plan(DESIRED, offering)
+    actions = plan(DESIRED, offering)[0]
     expected = [(name, {key: value for key, value in body.items() if value is not None or key == "limit_amount"})
                 for name, body in expected]
     assert [(action["action"], action["body"]) for action in actions] == expected

@@ -52,8 +52,8 @@ def run_loader(loader, site, offering_uuid, tmp_path):
     return [(method, path.rsplit("/", 2)[-2]) for method, path, _body in site.waldur.writes()]
 
 
-def test_after_the_upstream_loader_updates_the_node_component_the_module_reports_zero_changed(site, site_agent,
-                                                                                                tmp_path):
+def test_after_the_upstream_loader_updates_the_node_component_the_module_reports_zero_changed(
+        site, site_agent, tmp_path):
     first = run_module(site.args())
     assert first["changed"] is True
     writes = run_loader(site_agent, site, site.offering()["uuid"], tmp_path)
