@@ -48,8 +48,8 @@ images: engine
 	scripts/lab-engine image hpc
 
 unit: venv
-	@echo "== unit tests"
-	time pytest tests/unit
+	@echo "== pytest: unit tests, and integration tests against local stand-ins"
+	time pytest tests/unit tests/integration
 
 lint: venv
 	@echo "== ansible-lint (production profile)"
