@@ -40,7 +40,8 @@ def read_commands(sacctmgr, cluster):
         "associations": base + ["show", "associations", "WOPLimits",
                                 "format=" + ",".join(ASSOCIATION_FIELDS), "where", "cluster=" + cluster],
         "accounts": base + ["show", "accounts", "withcoord", "format=" + ",".join(ACCOUNT_FIELDS)],
-        "users": base + ["show", "users", "format=" + ",".join(USER_FIELDS)],
+        # DefaultAccount is per cluster: without the condition sacctmgr shows another cluster's.
+        "users": base + ["show", "users", "format=" + ",".join(USER_FIELDS), "where", "cluster=" + cluster],
     }
 
 

@@ -207,8 +207,10 @@ def plan(desired, current, unlisted="keep"):
             if settings:
                 changes.append({"action": "modify_association", "user": user, "account": account,
                                 "settings": settings})
+        # A user with no association in this cluster has no default here: the load that adds
+        # their first association sets it.
         existing_default = current["users"].get(user, {}).get("default_account")
-        if user in current["users"] and existing_default != spec["default_account"]:
+        if existing_default is not None and existing_default != spec["default_account"]:
             changes.append({"action": "set_default_account", "user": user,
                             "from": existing_default, "to": spec["default_account"]})
 
@@ -330,7 +332,8 @@ def predict(current, changes):
         elif action == "add_association":
             associations[(change["user"], change["account"])] = {
                 "fairshare": change["fairshare"] or 1, "limits": dict(empty_limits, **change["limits"])}
-            users.setdefault(change["user"], {"default_account": change["default_account"], "admin_level": "none"})
+            user = users.setdefault(change["user"], {"default_account": None, "admin_level": "none"})
+            user["default_account"] = user["default_account"] or change["default_account"]
         elif action == "modify_association":
             _apply_settings(associations[(change["user"], change["account"])], change["settings"])
         elif action == "set_default_account":

@@ -334,3 +334,12 @@ def test_the_number_of_slurm_processes_does_not_grow_with_the_tree(allocations):
     slurm_account.write(client, changes, current, [])
     assert len(changes) > 2 * allocations
     assert client.processes == 3 + 3  # the three reads, two loads and one session
+
+
+def test_users_known_only_in_another_cluster_get_their_default_from_their_first_association():
+    # Regression: DefaultAccount is per cluster; read without the cluster it looked like drift.
+    current = recorded("fresh_cluster")
+    assert current["users"]["pharosalice"]["default_account"] is None
+    changes = slurm_tree.plan(declared(), current)
+    assert not [change for change in changes if change["action"] == "set_default_account"]
+    assert slurm_tree.predict(current, changes)["users"]["pharosalice"]["default_account"] == "pharos_default"
