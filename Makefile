@@ -13,7 +13,7 @@ export PY_COLORS ?= 0
 # Molecule scenarios, in the order `make test` runs them.
 SCENARIOS := default
 
-.PHONY: help lab lab-down test setup venv engine images unit lint sanity molecule clean
+.PHONY: help lab lab-down test setup venv engine unit lint sanity molecule clean
 
 help:
 	@echo "make lab       set up, bring up the laboratory Site in local containers, print how to use it"
@@ -43,9 +43,6 @@ $(VENV)/.installed: requirements.txt constraints.txt
 engine:
 	@echo "== lab engine and images"
 	time scripts/lab-engine up
-
-images: engine
-	scripts/lab-engine image hpc
 
 unit: venv
 	@echo "== pytest: unit tests, and integration tests against local stand-ins"

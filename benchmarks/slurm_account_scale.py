@@ -52,12 +52,8 @@ def naive_script(cluster, accounts, users):
     return "\n".join(lines) + "\n", len(accounts) + len(users)
 
 
-def run_module(host, cluster, accounts, users):
-    playbook = [{"hosts": host, "gather_facts": False, "tasks": [
-        {"pharos.hpc.slurm_account": {"cluster": cluster, "accounts": accounts, "users": users},
-         "register": "result"},
-        {"ansible.builtin.debug": {"msg": "PROCESSES={{ result.slurm_processes }} CHANGED={{ result.changed }}"}},
-    ]}]
+def run_playbook(host, tasks):
+    playbook = [{"hosts": host, "gather_facts": False, "tasks": tasks}]
     with tempfile.TemporaryDirectory() as work:
         (Path(work) / "bench.yml").write_text(json.dumps(playbook))
         (Path(work) / "hosts.json").write_text(json.dumps({"all": {"hosts": {host: {
@@ -69,8 +65,21 @@ def run_module(host, cluster, accounts, users):
                                 check=False)
         elapsed = time.monotonic() - started
     if result.returncode != 0:
-        sys.exit("the module failed:\n" + result.stdout[-3000:])
-    marker = result.stdout.split("PROCESSES=")[1]
+        sys.exit("the playbook failed:\n" + result.stdout[-3000:])
+    return elapsed, result.stdout
+
+
+def ansible_start_up(host):
+    """What any one-task playbook costs on this host: the part of the module's time that is Ansible's."""
+    return run_playbook(host, [{"ansible.builtin.command": "true", "changed_when": False}])[0]
+
+
+def run_module(host, cluster, accounts, users):
+    elapsed, output = run_playbook(host, [
+        {"pharos.hpc.slurm_account": {"cluster": cluster, "accounts": accounts, "users": users}, "register": "result"},
+        {"ansible.builtin.debug": {"msg": "PROCESSES={{ result.slurm_processes }} CHANGED={{ result.changed }}"}},
+    ])
+    marker = output.split("PROCESSES=")[1]
     return elapsed, int(marker.split()[0]), "CHANGED=True" in marker
 
 
@@ -106,6 +115,8 @@ def main():
     parser.add_argument("--host", default="pharos-lab-login", help="a lab container running slurmdbd")
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000, 5000])
     args = parser.parse_args()
+    print("Ansible start-up alone (a one-task playbook on %s): %.1f s, included in every module time below.\n"
+          % (args.host, ansible_start_up(args.host)))
     print("| associations | way | first run | sacctmgr processes | no-op re-run | processes | in the DB | naive/module |")
     print("|---|---|---|---|---|---|---|---|")
     for size in args.sizes:
