@@ -383,6 +383,11 @@ def _describe_settings(fairshare, description, organization, limits, coordinator
 def render(tree, roots):
     """The subtrees under roots as indented text, one line per account and per user association."""
     accounts, associations, users = tree["accounts"], tree["associations"], tree["users"]
+    users_by_account, children = {}, {}
+    for user, account in sorted(associations):
+        users_by_account.setdefault(account, []).append(user)
+    for name in sorted(accounts):
+        children.setdefault(accounts[name]["parent"], []).append(name)
     lines = []
 
     def account_line(name, depth):
@@ -392,14 +397,13 @@ def render(tree, roots):
         words = _describe_settings(spec["fairshare"], spec["description"], spec["organization"],
                                    spec["limits"], spec["coordinators"] - inherited)
         lines.append("%saccount %s %s" % ("  " * depth, name, " ".join(words)))
-        for (user, account) in sorted(associations):
-            if account == name:
-                association = associations[(user, account)]
-                words = _describe_settings(association["fairshare"], None, None, association["limits"], None)
-                if users.get(user, {}).get("default_account") == name:
-                    words.insert(0, "(default)")
-                lines.append("%s  user %s %s" % ("  " * depth, user, " ".join(words)))
-        for child in sorted(child for child, spec in accounts.items() if spec["parent"] == name):
+        for user in users_by_account.get(name, []):
+            association = associations[(user, name)]
+            words = _describe_settings(association["fairshare"], None, None, association["limits"], None)
+            if users.get(user, {}).get("default_account") == name:
+                words.insert(0, "(default)")
+            lines.append("%s  user %s %s" % ("  " * depth, user, " ".join(words)))
+        for child in children.get(name, []):
             account_line(child, depth + 1)
 
     for root in sorted(roots):
