@@ -6,11 +6,7 @@ a simple bind, anonymous without any. Every write that the access table forbids 
 refused by slapd itself (result 50, insufficient access; 19, constraint violation).
 """
 
-import json
 import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 import testinfra
@@ -267,19 +263,6 @@ def test_a_member_created_outside_the_range_is_refused(directory):
 # ------------------------------------------------------------------ drift
 
 
-def run_site(*options):
-    """playbooks/site.yml on this scenario's hosts, with every task's result as JSON."""
-    project = Path(os.environ["MOLECULE_PROJECT_DIRECTORY"])
-    inventory = Path(os.environ["MOLECULE_INVENTORY_FILE"]).parent
-    environment = dict(os.environ, ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json", ANSIBLE_NOCOLOR="1")
-    completed = subprocess.run(
-        [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(inventory), "playbooks/site.yml",
-         "--limit", "pharos-directory-login", *options],
-        cwd=project, env=environment, capture_output=True, text=True, timeout=600, check=False)
-    assert completed.returncode == 0, completed.stdout[-4000:] + completed.stderr[-2000:]
-    return json.loads(completed.stdout)
-
-
 def changed_tasks(report):
     changed = {}
     for play in report["plays"]:
@@ -291,16 +274,16 @@ def changed_tasks(report):
     return changed
 
 
-def test_a_hand_changed_acl_is_predicted_by_check_and_restored_by_converge(directory):
+def test_a_hand_changed_acl_is_predicted_by_check_and_restored_by_converge(directory, run_site):
     planted = directory.modify("root", "dn: olcDatabase={1}mdb,cn=config\nchangetype: modify\nadd: olcAccess\n"
                                "olcAccess: {1}to * by * write\n")
     assert planted.rc == 0, planted.stderr
-    predicted = changed_tasks(run_site("--check", "--diff"))
+    predicted = changed_tasks(run_site("--check", "--diff").json)
     acl_task = "Set the database's whole ordered access list"
     assert list(predicted) == [acl_task], predicted
     assert "-{1}to * by * write" in predicted[acl_task]["before"] or "to * by * write" in predicted[acl_task]["before"]
     assert "by * write" not in predicted[acl_task]["after"]
-    made = changed_tasks(run_site("--diff"))
+    made = changed_tasks(run_site("--diff").json)
     assert made == predicted
     rules = directory.search("root", "olcDatabase={1}mdb,cn=config", "olcAccess", scope="base").stdout
     assert "by * write" not in rules
