@@ -1,0 +1,148 @@
+"""Members log in over ssh with the keys the directory holds; local accounts with their files.
+
+The key is written by the SSH access agent's identity (its Unix user, SASL EXTERNAL over ldapi),
+the member and the group by the Site agent's (simple bind on loopback), as in production. The
+scenario shortens SSSD's cache (host_vars), so each wait is a few seconds.
+"""
+
+import time
+
+import pytest
+
+testinfra_hosts = ["ansible://pharos-directory-login"]
+
+MEMBER = "pharosbob"
+LOCAL = "pharos-local-admin"
+WAIT_SECONDS = 40
+
+
+def ssh(host, user, key):
+    return host.run("ssh -n -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null "
+                    "-o ConnectTimeout=5 -i %s %s@127.0.0.1 id -un" % (key, user))
+
+
+def wait_for(host, user, key, logs_in):
+    deadline = time.monotonic() + WAIT_SECONDS
+    while True:
+        attempt = ssh(host, user, key)
+        if (attempt.rc == 0) == logs_in:
+            return attempt
+        if time.monotonic() > deadline:
+            return attempt
+        time.sleep(1)
+
+
+class Identities:
+    def __init__(self, host):
+        self.host = host
+        site = host.ansible.get_variables()
+        pharos = "ou=pharos," + site["icarus_hpc_ldap_suffix"]
+        self.people = "ou=people," + pharos
+        self.groups = "ou=groups," + pharos
+        self.agent = "cn=pharos-agent,ou=services," + pharos
+        self.uid = site["icarus_hpc_member_uid_min"] + 42
+        self.gid = site["icarus_hpc_member_gid_min"] + 42
+        self.members_gid = site["icarus_hpc_project_gid_min"]
+        written = host.run("umask 077 && cat > /root/.pharos-login-agent.pw <<'SECRET'\n%s\nSECRET\n"
+                           "truncate -s -1 /root/.pharos-login-agent.pw" % site["openldap_agent_password"])
+        assert written.rc == 0, written.stderr
+
+    def as_agent(self, tool, ldif):
+        return self.host.run("%s -x -H ldap://127.0.0.1/ -D '%s' -y /root/.pharos-login-agent.pw <<'LDIF'\n%s\nLDIF"
+                             % (tool, self.agent, ldif.strip()))
+
+    def as_ssh_access(self, ldif):
+        return self.host.run("runuser -u pharos-ssh-access -- ldapmodify -Q -Y EXTERNAL -H ldapi:/// <<'LDIF'\n%s\nLDIF"
+                             % ldif.strip())
+
+
+@pytest.fixture(scope="module")
+def identities(host):
+    identities = Identities(host)
+    member = identities.as_agent("ldapadd", """
+dn: uid=%(user)s,%(people)s
+objectClass: inetOrgPerson
+objectClass: posixAccount
+uid: %(user)s
+cn: %(user)s
+sn: %(user)s
+uidNumber: %(uid)d
+gidNumber: %(gid)d
+homeDirectory: /home/%(user)s
+loginShell: /bin/bash
+
+dn: cn=%(user)s,%(groups)s
+objectClass: posixGroup
+cn: %(user)s
+gidNumber: %(gid)d
+
+dn: cn=pharos-members,%(groups)s
+objectClass: posixGroup
+cn: pharos-members
+gidNumber: %(members_gid)d
+memberUid: %(user)s
+""" % dict(user=MEMBER, people=identities.people, groups=identities.groups, uid=identities.uid,
+           gid=identities.gid, members_gid=identities.members_gid))
+    assert member.rc == 0, member.stderr
+    for name in (MEMBER, LOCAL):
+        made = host.run("rm -f /root/%s-key /root/%s-key.pub && ssh-keygen -q -t ed25519 -N '' -C %s -f /root/%s-key"
+                        % (name, name, name, name))
+        assert made.rc == 0, made.stderr
+    local = host.run("id %s || useradd -m -s /bin/bash %s; install -d -m 0700 -o %s -g %s /home/%s/.ssh && "
+                     "install -m 0600 -o %s -g %s /root/%s-key.pub /home/%s/.ssh/authorized_keys"
+                     % ((LOCAL,) * 9))
+    assert local.rc == 0, local.stderr
+    return identities
+
+
+def test_a_member_is_resolved_from_the_directory(host, identities):
+    member = host.user(MEMBER)
+    assert member.exists
+    assert member.uid == identities.uid
+    assert member.group == MEMBER
+    assert "pharos-members" in member.groups
+
+
+def test_a_key_written_by_the_access_agent_logs_the_member_in_until_it_is_removed(host, identities):
+    public_key = host.file("/root/%s-key.pub" % MEMBER).content_string.strip()
+    written = identities.as_ssh_access("dn: uid=%s,%s\nchangetype: modify\nadd: objectClass\n"
+                                       "objectClass: ldapPublicKey\n-\nadd: sshPublicKey\nsshPublicKey: %s\n"
+                                       % (MEMBER, identities.people, public_key))
+    assert written.rc == 0, written.stderr
+    login = wait_for(host, MEMBER, "/root/%s-key" % MEMBER, logs_in=True)
+    assert login.rc == 0, login.stderr
+    assert login.stdout.strip() == MEMBER
+
+    removed = identities.as_ssh_access("dn: uid=%s,%s\nchangetype: modify\ndelete: sshPublicKey\n"
+                                       % (MEMBER, identities.people))
+    assert removed.rc == 0, removed.stderr
+    refused = wait_for(host, MEMBER, "/root/%s-key" % MEMBER, logs_in=False)
+    assert refused.rc != 0, "the member still logs in %d s after the key was removed" % WAIT_SECONDS
+
+
+def test_a_members_own_authorized_keys_file_is_ignored(host, identities):
+    planted = host.run("install -d -m 0700 -o %(u)s -g %(g)d /home/%(u)s/.ssh && "
+                       "install -m 0600 -o %(u)s -g %(g)d /root/%(u)s-key.pub /home/%(u)s/.ssh/authorized_keys"
+                       % dict(u=MEMBER, g=identities.gid))
+    assert planted.rc == 0, planted.stderr
+    assert ssh(host, MEMBER, "/root/%s-key" % MEMBER).rc != 0
+
+
+def test_a_local_account_logs_in_with_its_authorized_keys(host, identities):
+    login = ssh(host, LOCAL, "/root/%s-key" % LOCAL)
+    assert login.rc == 0, login.stderr
+    assert login.stdout.strip() == LOCAL
+
+
+def test_a_drop_in_sshd_refuses_is_removed_and_sshd_keeps_serving(host, identities, run_site):
+    dropin = "/etc/ssh/sshd_config.d/50-pharos-members.conf"
+    broken = run_site("-e", '{"sshd_member_options": ["NoSuchKeyword yes"]}', succeed=False)
+    assert broken.returncode != 0
+    assert "sshd refused its configuration" in broken.stdout
+    assert not host.file(dropin).exists
+    assert host.service("ssh").is_running
+    assert ssh(host, LOCAL, "/root/%s-key" % LOCAL).rc == 0
+
+    run_site()
+    assert host.file(dropin).contains("AuthorizedKeysCommand /usr/bin/sss_ssh_authorizedkeys")
+    assert host.run("sshd -T -C user=%s,host=x,addr=127.0.0.1 | grep -i '^authorizedkeyscommand '" % MEMBER).rc == 0

@@ -1,0 +1,193 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: Pharos HPC engineering
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: ldap_entry
+short_description: An LDAP entry present or absent, with exact attributes where asked
+version_added: 0.1.0
+description:
+  - Reads the entry once, plans the difference to the desired attributes, and applies it as one
+    add, one modify or one delete.
+  - Under C(cn=config), values of ordered attributes are compared without their C({n}) prefix,
+    and an RDN without an index finds its ordered entry (V(cn=openssh-lpk,cn=schema,cn=config)
+    finds C(cn={4}openssh-lpk,cn=schema,cn=config)).
+  - A password is stored as a salted C({SSHA}) hash. It is checked with a bind as the entry, not
+    by comparing hashes, so a run with the same password reports no change.
+author: Pharos HPC engineering (@pharos-ai-factory)
+extends_documentation_fragment:
+  - pharos.hpc.ldap
+attributes:
+  check_mode:
+    support: full
+    description: Reports the change and its diff without writing.
+  diff_mode:
+    support: full
+    description: The managed attributes before and after, LDIF-like; passwords are never shown.
+options:
+  dn:
+    description:
+      - The entry's DN.
+    type: str
+    required: true
+  state:
+    description:
+      - V(present) creates or updates the entry, V(absent) deletes it (it must have no children).
+    type: str
+    choices: [present, absent]
+    default: present
+  attributes:
+    description:
+      - Attribute names mapped to a value or a list of values.
+      - Values of an attribute not named in O(exact) are added when missing; other values are kept.
+    type: dict
+    default: {}
+  exact:
+    description:
+      - Attributes of O(attributes) that must hold exactly the given values (in order, for
+        ordered attributes under C(cn=config)). An empty list removes the attribute.
+    type: list
+    elements: str
+    default: []
+  password:
+    description:
+      - The entry's password, stored hashed in O(password_attribute). Never logged or shown.
+    type: str
+  password_attribute:
+    description:
+      - The attribute that holds O(password).
+    type: str
+    default: userPassword
+"""
+
+EXAMPLES = r"""
+- name: A service account with its password from the vault
+  pharos.hpc.ldap_entry:
+    dn: cn=pharos-agent,ou=services,ou=pharos,dc=pharos,dc=lab
+    attributes:
+      objectClass: [organizationalRole, simpleSecurityObject]
+      cn: pharos-agent
+    password: "{{ vault_openldap_agent_password }}"
+
+- name: No administrator password on the database
+  pharos.hpc.ldap_entry:
+    dn: olcDatabase={1}mdb,cn=config
+    attributes:
+      olcRootPW: []
+    exact: [olcRootPW]
+
+- name: Remove the package's placeholder suffix
+  pharos.hpc.ldap_entry:
+    dn: dc=nodomain
+    state: absent
+"""
+
+RETURN = r"""
+dn:
+  description: The entry's DN as slapd names it (with the C({n}) index slapd chose).
+  returned: always
+  type: str
+  sample: cn={4}openssh-lpk,cn=schema,cn=config
+action:
+  description: What the run did or, in check mode, would do.
+  returned: always
+  type: str
+  choices: [add, modify, delete, none]
+changed_attributes:
+  description: The names of the attributes written (a password's name, never its value).
+  returned: always
+  type: list
+  elements: str
+  sample: [olcRootPW]
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.pharos.hpc.plugins.module_utils.ldap import (
+    LdapError, apply_changes, connect, is_config_dn, ldap_connection_argument_spec,
+    password_matches, plan_entry, read_entry, render_entry, require_ldap3, ssha_hash)
+
+
+def as_value_lists(attributes):
+    values = {}
+    for name, given in attributes.items():
+        given = given if isinstance(given, list) else [given]
+        values[name] = [str(value) for value in given if value is not None]
+    return values
+
+
+def main():
+    argument_spec = ldap_connection_argument_spec()
+    argument_spec.update(
+        dn=dict(type="str", required=True),
+        state=dict(type="str", choices=["present", "absent"], default="present"),
+        attributes=dict(type="dict", default={}),
+        exact=dict(type="list", elements="str", default=[]),
+        password=dict(type="str", no_log=True),
+        password_attribute=dict(type="str", default="userPassword", no_log=False),
+    )
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    require_ldap3(module)
+    dn = module.params["dn"]
+    desired = as_value_lists(module.params["attributes"])
+    password = module.params["password"]
+    password_attribute = module.params["password_attribute"]
+    if password is not None and password_attribute.lower() in [name.lower() for name in desired]:
+        module.fail_json(msg="%s: give %s through the password option, which hashes it and never shows it, "
+                             "not in attributes." % (dn, password_attribute))
+
+    connection = connect(module)
+    try:
+        actual_dn, current = read_entry(connection, dn)
+        if module.params["state"] == "absent":
+            result = dict(dn=actual_dn or dn, action="delete" if current is not None else "none",
+                          changed_attributes=[], changed=current is not None)
+            result["diff"] = dict(before=render_entry(actual_dn, current), after="")
+            if result["changed"] and not module.check_mode:
+                apply_changes(connection, actual_dn, "delete", [])
+            module.exit_json(**result)
+
+        try:
+            plan = plan_entry(dn, desired, current, exact=module.params["exact"], ordered=is_config_dn(dn))
+        except ValueError as error:
+            module.fail_json(msg="%s: %s. Give the values in attributes (an empty list removes it)." % (dn, error))
+        changes = list(plan["changes"])
+        secret_state = None
+        if password is not None:
+            held = current is not None and any(name.lower() == password_attribute.lower() for name in current)
+            if not held:
+                changes.append(("add" if current is None else "replace", password_attribute, [ssha_hash(password)]))
+                secret_state = "set"
+            elif password_matches(module, actual_dn, password):
+                secret_state = "unchanged"
+            else:
+                changes.append(("replace", password_attribute, [ssha_hash(password)]))
+                secret_state = "changed"
+        action = "add" if current is None else ("modify" if changes else "none")
+        target = actual_dn or dn
+        held = current is not None and any(name.lower() == password_attribute.lower() for name in current)
+        result = dict(
+            dn=target, action=action, changed=action != "none",
+            changed_attributes=[name for _operation, name, _values in changes],
+            diff=dict(
+                before=render_entry(actual_dn, plan["before"], password_attribute,
+                                    "held" if password is not None and held else None),
+                after=render_entry(target, plan["after"], password_attribute,
+                                   secret_state and ("unchanged" if secret_state == "unchanged" else "new"))),
+        )
+        if result["changed"] and not module.check_mode:
+            apply_changes(connection, target, action, changes)
+    except LdapError as error:
+        module.fail_json(msg=str(error))
+    finally:
+        connection.unbind()
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()
