@@ -47,6 +47,7 @@ def test_the_inventories_values_pass_and_the_play_goes_on_to_the_hosts(project, 
     ({"icarus_hpc_scratch_root": "/scratch/pharos/"}, "icarus_hpc_scratch_root (/scratch/pharos/)"),
     ({"icarus_hpc_scratch_root": "/scratch/../etc"}, "icarus_hpc_scratch_root (/scratch/../etc)"),
     ({"icarus_hpc_scratch_group": "Pharos Users"}, "icarus_hpc_scratch_group (Pharos Users)"),
+    ({"icarus_hpc_ldap_suffix": "o=Pharos"}, "icarus_hpc_ldap_suffix (o=Pharos)"),
 ], ids=lambda value: next(iter(value)) + "=" + json.dumps(next(iter(value.values())))
     if isinstance(value, dict) else "")
 def test_a_bad_value_is_named_and_no_host_is_contacted(project, tmp_path, values, named):
