@@ -4,6 +4,7 @@ slurm.conf and reconfigures without restarting slurmdbd, the next run changes no
 Runs after test_cluster.py (pytest orders files by name) and puts the original limit back.
 """
 
+import json
 import os
 import re
 import subprocess
@@ -25,7 +26,8 @@ def converge(*options, limit_minutes=None):
                "-e", f"slurm_jwks_file={ephemeral}/jwks.json", *options,
                str(SCENARIO / "converge.yml")]
     if limit_minutes is not None:
-        command[-1:-1] = ["-e", f"icarus_hpc_slurm_staging_time_minutes={limit_minutes}"]
+        # JSON, so that the value stays an integer (key=value would make it a string).
+        command[-1:-1] = ["-e", json.dumps({"icarus_hpc_slurm_staging_time_minutes": limit_minutes})]
     environment = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(PROJECT / "collections"),
                        ANSIBLE_FORCE_COLOR="false", ANSIBLE_NOCOLOR="true")
     result = subprocess.run(command, cwd=PROJECT, env=environment, capture_output=True,
