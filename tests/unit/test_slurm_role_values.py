@@ -28,6 +28,7 @@ PRIVATE_JWKS = {"keys": [{"kty": "RSA", "kid": "k", "n": "AQAB", "e": "AQAB", "d
     ({"slurm_staging_partition": "compute"}, "one partition name for both (compute)"),
     ({"slurm_db_password": "short"}, "slurm_db_password must be set from the vault"),
     ({"slurm_jwks": json.dumps(PRIVATE_JWKS)}, "without private members"),
+    ({"slurm_restd_listen_address": "0.0.0.0:6820"}, "slurm_restd_listen_address (0.0.0.0:6820)"),
 ], ids=lambda value: next(iter(value)) + "=" + json.dumps(next(iter(value.values())))
     if isinstance(value, dict) else "")
 def test_a_bad_role_value_is_named_and_no_host_is_contacted(project, tmp_path, values, named):
