@@ -1,0 +1,74 @@
+"""Changing a partition limit in the inventory: --check --diff predicts it, a run rewrites
+slurm.conf and reconfigures without restarting slurmdbd, the next run changes nothing.
+
+Runs after test_cluster.py (pytest orders files by name) and puts the original limit back.
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+testinfra_hosts = ["ansible://pharos-cluster-login"]
+
+SCENARIO = Path(__file__).resolve().parents[1]
+PROJECT = SCENARIO.parents[1]
+
+
+def converge(*options, limit_minutes=None):
+    ephemeral = os.environ["MOLECULE_EPHEMERAL_DIRECTORY"]
+    command = [str(Path(sys.executable).parent / "ansible-playbook"),
+               "-i", str(Path(os.environ["MOLECULE_INVENTORY_FILE"]).parent),
+               "-e", f"slurm_jwks_file={ephemeral}/jwks.json", *options,
+               str(SCENARIO / "converge.yml")]
+    if limit_minutes is not None:
+        # JSON, so that the value stays an integer (key=value would make it a string).
+        command[-1:-1] = ["-e", json.dumps({"icarus_hpc_slurm_staging_time_minutes": limit_minutes})]
+    environment = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(PROJECT / "collections"),
+                       ANSIBLE_FORCE_COLOR="false", ANSIBLE_NOCOLOR="true")
+    result = subprocess.run(command, cwd=PROJECT, env=environment, capture_output=True,
+                            text=True, timeout=600, check=False)
+    assert result.returncode == 0, result.stdout[-4000:]
+    return result.stdout
+
+
+def changed_counts(output):
+    return {host: int(count) for host, count in
+            re.findall(r"^(\S+)\s+: ok=\d+\s+changed=(\d+)", output, re.MULTILINE)}
+
+
+def slurmdbd_pid(host):
+    return host.run("systemctl show -p MainPID --value slurmdbd").stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def original_minutes(host):
+    minutes = host.ansible.get_variables()["icarus_hpc_slurm_staging_time_minutes"]
+    yield minutes
+    converge(limit_minutes=None)
+
+
+def test_a_changed_staging_limit_is_predicted_applied_by_reconfigure_and_then_stable(host, original_minutes):
+    new_minutes = original_minutes + 2
+    dbd_before = slurmdbd_pid(host)
+
+    predicted = converge("--check", "--diff", limit_minutes=new_minutes)
+    assert "-PartitionName=staging" in predicted and f"MaxTime={new_minutes} State=UP" in predicted
+    assert "RUNNING HANDLER [pharos.hpc.slurm : Reconfigure Slurm]" in predicted
+    assert "Restart slurmdbd" not in predicted
+    assert host.run("grep -c 'MaxTime=%s ' /etc/slurm/slurm.conf" % original_minutes).stdout.strip() == "1"
+
+    applied = converge(limit_minutes=new_minutes)
+    assert "RUNNING HANDLER [pharos.hpc.slurm : Reconfigure Slurm]" in applied
+    assert "Restart slurmdbd" not in applied and "Restart slurmctld" not in applied
+    assert all(count >= 1 for count in changed_counts(applied).values()), applied[-2000:]
+    assert slurmdbd_pid(host) == dbd_before
+    partition = host.run("scontrol -o show partition staging").stdout
+    assert f"MaxTime=00:{new_minutes:02d}:00" in partition
+
+    again = converge(limit_minutes=new_minutes)
+    assert set(changed_counts(again).values()) == {0}, again[-2000:]
