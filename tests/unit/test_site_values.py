@@ -53,7 +53,11 @@ def test_the_inventories_values_pass_and_the_play_goes_on_to_the_hosts(project, 
 ], ids=lambda value: next(iter(value)) + "=" + json.dumps(next(iter(value.values())))
     if isinstance(value, dict) else "")
 def test_a_bad_value_is_named_and_no_host_is_contacted(project, tmp_path, values, named):
-    result = run_site(project, tmp_path, **values)
+    assert_refused_before_any_host(run_site(project, tmp_path, **values), named)
+
+
+def assert_refused_before_any_host(result, named):
+    """The run failed, its output names the bad value, and it never reached a host."""
     output = " ".join(result.stdout.split())
     assert result.returncode != 0
     assert named in output, output
