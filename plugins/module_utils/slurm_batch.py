@@ -13,16 +13,18 @@ is also by far the fastest way (docs/slurm_account.md).
 from __future__ import annotations
 
 from ansible_collections.pharos.hpc.plugins.module_utils.sacctmgr import (
-    TRES_LIMITS, format_limit, format_tres_change,
+    LIMITS, TRES_LIMITS, format_limit, format_tres_change,
 )
 
 LOAD_KEYS = {"MaxWall": "MaxWallDurationPerJob"}
 
 
 def _load_limits(settings):
-    """Load-file fields for {limit: (old, new)}; a cleared limit or TRES gets -1."""
+    """Load-file fields for the limits among {field: (old, new)}; a cleared limit or TRES gets -1."""
     fields = []
     for name, (old, new) in sorted(settings.items()):
+        if name not in LIMITS:
+            continue
         key = LOAD_KEYS.get(name, name)
         if name in TRES_LIMITS:
             text = format_tres_change(old, new)
@@ -39,20 +41,17 @@ def _settings_from_values(values):
     return dict((name, (None, value)) for name, value in values.items())
 
 
-def _common_fields(change_or_settings):
-    fields = []
-    for field, key in (("description", "Description"), ("organization", "Organization")):
-        value = change_or_settings.get(field)
-        if isinstance(value, tuple):
-            value = value[1]
-        if value is not None:
-            fields.append("%s='%s'" % (key, value))
-    fairshare = change_or_settings.get("fairshare")
-    if isinstance(fairshare, tuple):
-        fairshare = fairshare[1]
-    if fairshare is not None:
-        fields.append("Fairshare=%s" % fairshare)
+def _common_fields(values):
+    """Description, organisation and fairshare, each when given."""
+    fields = ["%s='%s'" % (key, values[field]) for field, key in (("description", "Description"), ("organization", "Organization"))
+              if values.get(field) is not None]
+    if values.get("fairshare") is not None:
+        fields.append("Fairshare=%s" % values["fairshare"])
     return fields
+
+
+def _new_values(settings):
+    return dict((name, new) for name, (_old, new) in settings.items())
 
 
 def _line(kind, name, fields):
@@ -95,15 +94,11 @@ def modifications_file(cluster, changes, current):
     blocks = []
     for change in changes:
         if change["action"] == "modify_account":
-            settings = change["settings"]
-            fields = _common_fields(settings) + _load_limits(
-                dict((name, value) for name, value in settings.items() if name not in ("description", "organization", "fairshare")))
+            fields = _common_fields(_new_values(change["settings"])) + _load_limits(change["settings"])
             parent = current["accounts"][change["account"]]["parent"]
             blocks.append((parent, _line("Account", change["account"], fields)))
         elif change["action"] == "modify_association":
-            settings = change["settings"]
-            fields = _common_fields(settings) + _load_limits(
-                dict((name, value) for name, value in settings.items() if name != "fairshare"))
+            fields = _common_fields(_new_values(change["settings"])) + _load_limits(change["settings"])
             blocks.append((change["account"], _line("User", change["user"], fields)))
         elif change["action"] == "set_default_account":
             blocks.append((change["to"], _line("User", change["user"], ["DefaultAccount='%s'" % change["to"]])))
