@@ -16,6 +16,11 @@ CLOSED_PORT = {"ansible_connection": "ssh", "ansible_host": "127.0.0.1", "ansibl
                "ansible_ssh_common_args": "-o ConnectTimeout=2"}
 
 
+def value_id(value):
+    """A case's id: the bad value as name=json, or nothing for the expected message."""
+    return next(iter(value)) + "=" + json.dumps(next(iter(value.values()))) if isinstance(value, dict) else ""
+
+
 def run_site(project, tmp_path, inventory="inventories/lab", **site_values):
     extra_vars = tmp_path / "extra_vars.json"
     extra_vars.write_text(json.dumps({**CLOSED_PORT, **site_values}))
@@ -50,8 +55,7 @@ def test_the_inventories_values_pass_and_the_play_goes_on_to_the_hosts(project, 
     ({"icarus_hpc_scratch_root": "/scratch/../etc"}, "icarus_hpc_scratch_root (/scratch/../etc)"),
     ({"icarus_hpc_scratch_group": "Pharos Users"}, "icarus_hpc_scratch_group (Pharos Users)"),
     ({"icarus_hpc_ldap_suffix": "o=Pharos"}, "icarus_hpc_ldap_suffix (o=Pharos)"),
-], ids=lambda value: next(iter(value)) + "=" + json.dumps(next(iter(value.values())))
-    if isinstance(value, dict) else "")
+], ids=value_id)
 def test_a_bad_value_is_named_and_no_host_is_contacted(project, tmp_path, values, named):
     assert_refused_before_any_host(run_site(project, tmp_path, **values), named)
 

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from test_site_values import assert_refused_before_any_host, run_site
+from test_site_values import assert_refused_before_any_host, run_site, value_id
 
 PRIVATE_JWKS = {"keys": [{"kty": "RSA", "kid": "k", "n": "AQAB", "e": "AQAB", "d": "AQAB"}]}
 
@@ -29,8 +29,7 @@ PRIVATE_JWKS = {"keys": [{"kty": "RSA", "kid": "k", "n": "AQAB", "e": "AQAB", "d
     ({"slurm_db_password": "short"}, "slurm_db_password must be set from the vault"),
     ({"slurm_jwks": json.dumps(PRIVATE_JWKS)}, "without private members"),
     ({"slurm_restd_listen_address": "0.0.0.0:6820"}, "slurm_restd_listen_address (0.0.0.0:6820)"),
-], ids=lambda value: next(iter(value)) + "=" + json.dumps(next(iter(value.values())))
-    if isinstance(value, dict) else "")
+], ids=value_id)
 def test_a_bad_role_value_is_named_and_no_host_is_contacted(project, tmp_path, values, named):
     assert_refused_before_any_host(run_site(project, tmp_path, **values), named)
 
