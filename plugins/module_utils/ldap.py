@@ -237,13 +237,17 @@ def connection_problem(uri, bind_dn, bind_password):
     return None
 
 
-def ldapi_url(uri, socket_path):
-    """ldap3 wants the socket path inside the URL: ``ldapi:///`` -> ``ldapi://%2Frun%2F...``."""
+def ldap3_url(uri, socket_path):
+    """The URI as ldap3's Server parses it.
+
+    ldapi wants the socket path inside the URL (``ldapi:///`` -> ``ldapi://%2Frun%2F...``), and an
+    ldap URL must end at the host and port: ldap3 takes ``127.0.0.1/`` for the host otherwise.
+    """
     scheme, _sep, rest = uri.partition("://")
-    if scheme.lower() != "ldapi":
-        return uri
-    path = rest.rstrip("/") or socket_path
-    return "ldapi://" + path.replace("/", "%2F")
+    if scheme.lower() == "ldapi":
+        path = rest.rstrip("/") or socket_path
+        return "ldapi://" + path.replace("/", "%2F")
+    return scheme + "://" + rest.split("/", 1)[0]
 
 
 # ---------------------------------------------------------------- over ldap3
@@ -265,7 +269,7 @@ def connect(module):
     problem = connection_problem(params["uri"], params["bind_dn"], params["bind_password"])
     if problem:
         module.fail_json(msg=problem)
-    url = ldapi_url(params["uri"], params["ldapi_socket"])
+    url = ldap3_url(params["uri"], params["ldapi_socket"])
     try:
         if params["bind_dn"] is None:
             connection = ldap3.Connection(ldap3.Server(url, get_info=ldap3.NONE), authentication=ldap3.SASL,
@@ -351,7 +355,7 @@ def password_matches(module, dn, password):
 
     Comparing hashes would report a change on every run, since each ``{SSHA}`` has its own salt.
     """
-    url = ldapi_url("ldapi:///", module.params["ldapi_socket"])
+    url = ldap3_url("ldapi:///", module.params["ldapi_socket"])
     try:
         probe = ldap3.Connection(ldap3.Server(url, get_info=ldap3.NONE), user=dn, password=password,
                                  authentication=ldap3.SIMPLE, raise_exceptions=False)

@@ -8,6 +8,7 @@ import base64
 import hashlib
 import sys
 
+import ldap3
 import pytest
 
 from conftest import PROJECT
@@ -176,10 +177,18 @@ def test_simple_binds_are_refused_off_loopback(uri, bind_dn, password, problem):
 @pytest.mark.parametrize("uri, url", [
     ("ldapi:///", "ldapi://%2Frun%2Fslapd%2Fldapi"),
     ("ldapi://%2Fvar%2Frun%2Fslapd%2Fldapi", "ldapi://%2Fvar%2Frun%2Fslapd%2Fldapi"),
-    ("ldap://127.0.0.1/", "ldap://127.0.0.1/"),
+    ("ldap://127.0.0.1/", "ldap://127.0.0.1"),
+    ("ldap://127.0.0.1:389/", "ldap://127.0.0.1:389"),
+    ("ldap://[::1]/", "ldap://[::1]"),
 ])
-def test_ldapi_uri_carries_the_socket_path_ldap3_needs(uri, url):
-    assert ldap.ldapi_url(uri, "/run/slapd/ldapi") == url
+def test_uri_is_given_to_ldap3_in_the_form_its_server_parses(uri, url):
+    assert ldap.ldap3_url(uri, "/run/slapd/ldapi") == url
+
+
+@pytest.mark.parametrize("uri", ["ldap://127.0.0.1/", "ldap://127.0.0.1:389/"])
+def test_simple_bind_uri_with_a_trailing_slash_reaches_the_loopback_host(uri):
+    server = ldap3.Server(ldap.ldap3_url(uri, "/run/slapd/ldapi"))
+    assert (server.host, server.port) == ("127.0.0.1", 389)
 
 
 def test_a_diff_never_shows_an_administrator_password_hash():
