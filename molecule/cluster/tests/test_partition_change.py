@@ -4,36 +4,17 @@ slurm.conf and reconfigures without restarting slurmdbd, the next run changes no
 Runs after test_cluster.py (pytest orders files by name) and puts the original limit back.
 """
 
-import json
-import os
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
+from scenario_playbooks import run_playbook
 
 testinfra_hosts = ["ansible://pharos-cluster-login"]
 
-SCENARIO = Path(__file__).resolve().parents[1]
-PROJECT = SCENARIO.parents[1]
-
 
 def converge(*options, limit_minutes=None):
-    ephemeral = os.environ["MOLECULE_EPHEMERAL_DIRECTORY"]
-    command = [str(Path(sys.executable).parent / "ansible-playbook"),
-               "-i", str(Path(os.environ["MOLECULE_INVENTORY_FILE"]).parent),
-               "-e", f"slurm_jwks_file={ephemeral}/jwks.json", *options,
-               str(SCENARIO / "converge.yml")]
-    if limit_minutes is not None:
-        # JSON, so that the value stays an integer (key=value would make it a string).
-        command[-1:-1] = ["-e", json.dumps({"icarus_hpc_slurm_staging_time_minutes": limit_minutes})]
-    environment = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(PROJECT / "collections"),
-                       ANSIBLE_FORCE_COLOR="false", ANSIBLE_NOCOLOR="true")
-    result = subprocess.run(command, cwd=PROJECT, env=environment, capture_output=True,
-                            text=True, timeout=600, check=False)
-    assert result.returncode == 0, result.stdout[-4000:]
-    return result.stdout
+    extra = None if limit_minutes is None else {"icarus_hpc_slurm_staging_time_minutes": limit_minutes}
+    return run_playbook("converge.yml", *options, extra_vars=extra)
 
 
 def changed_counts(output):

@@ -1,0 +1,30 @@
+"""Runs the scenario's playbooks again from the verifier, as an administrator would."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+SCENARIO = Path(__file__).resolve().parents[1]
+PROJECT = SCENARIO.parents[1]
+
+
+def run_playbook(playbook, *options, extra_vars=None, as_json=False):
+    """ansible-playbook on the scenario's inventory; the JSON callback when asked for."""
+    ephemeral = os.environ["MOLECULE_EPHEMERAL_DIRECTORY"]
+    command = [str(Path(sys.executable).parent / "ansible-playbook"),
+               "-i", str(Path(os.environ["MOLECULE_INVENTORY_FILE"]).parent),
+               "-e", f"slurm_jwks_file={ephemeral}/jwks.json", *options]
+    if extra_vars is not None:
+        # JSON, so that numbers stay numbers (key=value would make them strings).
+        command += ["-e", json.dumps(extra_vars)]
+    command.append(str(SCENARIO / playbook))
+    environment = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(PROJECT / "collections"),
+                       ANSIBLE_FORCE_COLOR="false", ANSIBLE_NOCOLOR="true")
+    if as_json:
+        environment["ANSIBLE_STDOUT_CALLBACK"] = "ansible.posix.json"
+    result = subprocess.run(command, cwd=PROJECT, env=environment, capture_output=True,
+                            text=True, timeout=600, check=False)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    return json.loads(result.stdout) if as_json else result.stdout
