@@ -1,0 +1,134 @@
+"""A real wheelhouse release of the upstream Waldur Site agent and our stand-in SSH access agent,
+built by scripts/pharos-release-build from PyPI, then checked and installed offline.
+
+The archive is built for the Python running the tests (the offline install must run here) and
+cached under .cache/release-test/, keyed by everything that shapes it, so a re-run only checks
+and installs. The first build downloads about 14 MB.
+"""
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+PROJECT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(PROJECT / "collections"))
+
+# pylint: disable=wrong-import-position
+from ansible_collections.pharos.hpc.plugins.module_utils import release, release_archive, site_env_rules  # noqa: E402
+
+SPEC = PROJECT / "tests" / "integration" / "release" / "components.yml"
+BUILDER = PROJECT / "scripts" / "pharos-release-build"
+PYTHON_VERSION = "%d.%d" % sys.version_info[:2]
+INPUTS = [SPEC, BUILDER, PROJECT / "release" / "site.env.example",
+          *sorted((PROJECT / "release" / "units").glob("*")),
+          *sorted((PROJECT / "tests" / "fixtures" / "ssh_access_agent").rglob("*.py")),
+          PROJECT / "tests" / "fixtures" / "ssh_access_agent" / "pyproject.toml",
+          *sorted((PROJECT / "plugins" / "module_utils").glob("release*.py"))]
+OFFLINE = ["--isolated", "--disable-pip-version-check", "--no-input", "--no-cache-dir", "--no-index",
+           "--require-hashes", "--no-deps", "--only-binary=:all:"]
+
+
+@pytest.fixture(scope="session")
+def archive():
+    digest = hashlib.sha256(PYTHON_VERSION.encode())
+    for path in INPUTS:
+        digest.update(path.relative_to(PROJECT).as_posix().encode() + b"\0" + path.read_bytes())
+    key = digest.hexdigest()[:16]
+    directory = PROJECT / ".cache" / "release-test" / key
+    path = directory / ("pharos-hpc-test-%s.tar.gz" % key)
+    if not path.exists():
+        started = time.monotonic()
+        completed = subprocess.run(
+            [sys.executable, str(BUILDER), "--spec", str(SPEC), "--release-id", path.name[:-7],
+             "--output-dir", str(directory), "--python-version", PYTHON_VERSION,
+             "--cache-dir", str(PROJECT / ".cache" / "pip")],
+            capture_output=True, text=True, timeout=900, check=False)
+        assert completed.returncode == 0, completed.stderr
+        (directory / "build.json").write_text(json.dumps({
+            "seconds": round(time.monotonic() - started, 1), "bytes": path.stat().st_size, "report": completed.stdout}))
+    return path
+
+
+@pytest.fixture(scope="session")
+def root(archive, tmp_path_factory):
+    return Path(release_archive.unpack(str(archive), str(tmp_path_factory.mktemp("release"))))
+
+
+def test_the_archive_holds_one_release_whose_sha256sums_check(root):
+    completed = subprocess.run(["sha256sum", "--check", "--strict", "--quiet", "SHA256SUMS"], cwd=root,
+                               capture_output=True, text=True, timeout=120, check=False)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    manifest = release.verify(str(root))
+    assert manifest["release_id"] == root.name and manifest["dependency_mode"] == "wheelhouse"
+    assert sorted(manifest["components"]) == ["site-agent", "ssh-access"]
+
+
+def test_every_wheel_matches_its_requirements_line_and_every_line_has_its_wheel(root):
+    wheels = {release_archive.wheel_identity(path.name)[:2]: release.sha256_file(str(path))
+              for path in (root / "wheelhouse").iterdir()}
+    pinned = {}
+    for requirements in (root / "requirements").iterdir():
+        for name, version, digest in release_archive.parse_requirements(requirements.read_text()):
+            assert wheels.get((name, version)) == digest, "%s: %s==%s" % (requirements.name, name, version)
+            pinned[(name, version)] = digest
+    assert set(pinned) == set(wheels)
+    assert ("waldur-site-agent", "1.0.8rc9") in pinned and ("pharos-ssh-access-standin", "0.1.0") in pinned
+
+
+def test_the_shipped_site_env_example_passes_against_the_release_manifest(root):
+    manifest = release.verify(str(root))
+    values = site_env_rules.check_file(str(root / "site.env.example"), components=list(manifest["components"]),
+                                       dependency_mode=manifest["dependency_mode"])
+    assert release.fingerprint(manifest, values).startswith("sha256:")
+
+
+def install_offline(root, component, venv):
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    completed = subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "pip", "install", *OFFLINE, "--find-links", str(root / "wheelhouse"),
+         "-r", str(root / "requirements" / ("%s.txt" % component))],
+        capture_output=True, text=True, timeout=600, check=False,
+        env={"PATH": os.environ["PATH"], "HOME": str(venv)})
+    assert completed.returncode == 0, completed.stderr
+    # --no-deps installs only what is pinned: pip check proves the pins are the whole closure.
+    checked = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "check"],
+                             capture_output=True, text=True, timeout=120, check=False)
+    assert checked.returncode == 0, checked.stdout
+
+
+def test_the_site_agent_installs_offline_from_the_wheelhouse_and_its_console_script_runs(root, tmp_path):
+    install_offline(root, "site-agent", tmp_path / "site-agent")
+    completed = subprocess.run([str(tmp_path / "site-agent" / "bin" / "waldur_site_agent"), "--help"],
+                               capture_output=True, text=True, timeout=120, check=False)
+    assert completed.returncode == 0, completed.stderr
+    assert "--mode" in completed.stdout and "--config-file" in completed.stdout
+
+
+def test_the_ssh_access_stand_in_installs_offline_and_logs_a_heartbeat_without_its_token(root, tmp_path):
+    install_offline(root, "ssh-access", tmp_path / "ssh-access")
+    credentials = tmp_path / "credentials"
+    credentials.mkdir()
+    (credentials / "ssh-access-site-token").write_text("psb_not-a-real-token\n")
+    completed = subprocess.run(
+        [str(tmp_path / "ssh-access" / "bin" / "pharos-ssh-access-agent"), "--once"], capture_output=True, text=True,
+        timeout=60, check=False, env=dict(PATH=os.environ["PATH"], CREDENTIALS_DIRECTORY=str(credentials),
+                                          CENTRAL_SITE_API_URL="https://site.example.org"))
+    assert completed.returncode == 0, completed.stderr
+    heartbeat = json.loads(completed.stdout)
+    assert (heartbeat["event"], heartbeat["token"], heartbeat["site_api_url"]) == (
+        "heartbeat", "present", "https://site.example.org")
+    assert "psb_" not in completed.stdout + completed.stderr
+
+
+def test_a_second_build_of_the_same_release_id_is_refused(archive):
+    completed = subprocess.run(
+        [sys.executable, str(BUILDER), "--spec", str(SPEC), "--release-id", archive.name[:-7],
+         "--output-dir", str(archive.parent)], capture_output=True, text=True, timeout=60, check=False)
+    assert completed.returncode == 1
+    assert "a release id is built once; choose a new --release-id" in completed.stderr

@@ -1,0 +1,62 @@
+"""The pharos.hpc.site_env lookup, as a playbook calls it: one ansible-playbook run whose tasks
+each read a site.env, and the tests read their results."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.pharos.hpc.plugins.module_utils import release
+
+MANIFEST = {"format": 1, "release_id": "2026.11.0", "dependency_mode": "index", "python_version": "3.13",
+            "site_env_example": "site.env.example",
+            "components": {"site-agent": {"requirements": "requirements/site-agent.txt",
+                                          "units": ["units/waldur-site-agent@.service"],
+                                          "entry_points": ["waldur_site_agent"]}}}
+EXAMPLE = "release/site.env.example"
+TASKS = {
+    "good": "lookup('pharos.hpc.site_env', '%s', components=['site-agent', 'ssh-access'])" % EXAMPLE,
+    "manifest": "lookup('pharos.hpc.site_env', '%s', manifest=manifest)" % EXAMPLE,
+    "missing": "lookup('pharos.hpc.site_env', 'absent/site.env')",
+}
+
+
+@pytest.fixture(scope="module")
+def results(project, tmp_path_factory):
+    directory = tmp_path_factory.mktemp("lookup")
+    (directory / "manifest.yml").write_text(release.dump_manifest(MANIFEST))
+    playbook = directory / "read.yml"
+    playbook.write_text(json.dumps([{"hosts": "localhost", "gather_facts": False,
+                                     "vars": {"manifest": str(directory / "manifest.yml")},
+                                     "tasks": [{"name": name, "ansible.builtin.debug": {"msg": "{{ %s }}" % call},
+                                                "ignore_errors": True} for name, call in TASKS.items()]}]))
+    environment = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(project / "collections"), ANSIBLE_NOCOLOR="true",
+                       ANSIBLE_FORCE_COLOR="false", ANSIBLE_STDOUT_CALLBACK="ansible.posix.json")
+    completed = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,",
+                                "-c", "local", str(playbook)], cwd=project, env=environment,
+                               capture_output=True, text=True, timeout=120, check=False)
+    report = json.loads(completed.stdout)
+    return {task["task"]["name"]: task["hosts"]["localhost"] for task in report["plays"][0]["tasks"]}
+
+
+def test_a_good_site_env_gives_its_literal_values(results):
+    values = results["good"]["msg"]
+    assert not results["good"].get("failed"), values
+    assert len(values) == 21 and values["CENTRAL_SITE_API_URL"] == "https://site.example.org"
+    assert values["SITE_AGENT_MODES"] == "order_process membership_sync report"
+
+
+def test_the_manifest_supplies_the_components_and_the_dependency_mode_and_every_violation_is_named(results):
+    assert results["manifest"]["failed"] is True
+    message = results["manifest"]["msg"]
+    assert "release/site.env.example is refused (2 problems)" in message
+    assert "line 57: ACTIVATION_COMPONENTS names ssh-access, which is not one of site-agent" in message
+    assert "PYTHON_INDEX_URL is missing" in message
+
+
+def test_a_missing_file_is_named(results):
+    assert results["missing"]["failed"] is True
+    assert "cannot read absent/site.env: No such file or directory" in results["missing"]["msg"]
