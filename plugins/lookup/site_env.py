@@ -8,7 +8,7 @@ __metaclass__ = type
 
 DOCUMENTATION = r"""
 name: site_env
-author: Pharos HPC engineering
+author: Pharos HPC engineering (@pharos-ai-factory)
 short_description: Read a site.env strictly and check the Site's rules
 description:
   - Reads each given site.env file on the controller with the strict KEY=value reader of

@@ -18,8 +18,15 @@ import json
 import os
 import re
 import stat
+import traceback
 
-import yaml
+try:
+    import yaml
+except ImportError:  # only where the module runs; the controller's ansible-core has PyYAML
+    yaml = None
+    YAML_IMPORT_ERROR = traceback.format_exc()
+else:
+    YAML_IMPORT_ERROR = None
 
 MANIFEST_NAME = "manifest.yml"
 SUMS_NAME = "SHA256SUMS"

@@ -119,4 +119,3 @@ def unpack(archive_path, destination):
             raise ReleaseError("archive %s" % archive_path, ["it must hold exactly one top directory, not %s" % sorted(tops)])
         archive.extractall(destination, filter="data")
     return os.path.join(destination, tops.pop())
-

@@ -112,6 +112,11 @@ def _modes(line):
     return violations
 
 
+def _partition(line):
+    return [] if PARTITION_NAME.match(line.value) else [Violation(
+        line.key, line.number, "is not a Slurm partition name", "use letters, digits, _ . and - only")]
+
+
 KEY_RULES = {
     "WALDUR_API_URL": lambda line: _url(line, ("https",)),
     "CENTRAL_SITE_API_URL": lambda line: _url(line, ("https",), origin_only=True),
@@ -124,15 +129,10 @@ KEY_RULES = {
         "copy the offering's UUID from Waldur and write it in lower case without dashes")],
     "LDAP_BASE_DN": lambda line: [] if DISTINGUISHED_NAME.match(line.value) else [Violation(
         line.key, line.number, "is not a distinguished name", "write it as dc=example,dc=org")],
-    "SLURM_COMPUTE_PARTITION": lambda line: _partition(line),
-    "SLURM_STAGING_PARTITION": lambda line: _partition(line),
+    "SLURM_COMPUTE_PARTITION": _partition,
+    "SLURM_STAGING_PARTITION": _partition,
     "SITE_AGENT_MODES": _modes,
 }
-
-
-def _partition(line):
-    return [] if PARTITION_NAME.match(line.value) else [Violation(
-        line.key, line.number, "is not a Slurm partition name", "use letters, digits, _ . and - only")]
 
 
 def _ranges(lines, valid):
@@ -225,4 +225,3 @@ def check(text, components=None, dependency_mode=None):
 def check_file(path, components=None, dependency_mode=None):
     with open(path, "rb") as handle:
         return check(handle.read(), components, dependency_mode)
-

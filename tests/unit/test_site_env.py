@@ -38,7 +38,7 @@ def test_the_shipped_example_passes_every_rule_and_names_every_known_key(example
 
 
 def test_nothing_is_taken_from_the_environment(example, monkeypatch):
-    text, _ = with_line(example, "SLURMRESTD_URL", "")
+    text, _number = with_line(example, "SLURMRESTD_URL", "")
     monkeypatch.setenv("SLURMRESTD_URL", "http://127.0.0.1:6820")
     error = refusal(text)
     assert [(violation.key, violation.rule) for violation in error.violations] == [("SLURMRESTD_URL", "is missing")]
@@ -149,15 +149,15 @@ def test_a_value_that_breaks_a_site_rule_is_refused_with_key_line_rule_and_fix(e
 
 
 def test_a_refused_url_with_credentials_is_never_quoted_back(example):
-    text, _ = with_line(example, "WALDUR_API_URL", "WALDUR_API_URL=https://agent:s3cret@w.example.org/api/")
+    text, _number = with_line(example, "WALDUR_API_URL", "WALDUR_API_URL=https://agent:s3cret@w.example.org/api/")
     assert "s3cret" not in str(refusal(text))
 
 
 def test_every_violation_is_reported_in_one_run_in_line_order(example):
     text = example
-    for key, value, *_ in [("WALDUR_API_URL", "http://w/"), ("CENTRAL_OFFERING_UUID", "x"),
+    for key, value in [("WALDUR_API_URL", "http://w/"), ("CENTRAL_OFFERING_UUID", "x"),
                            ("SLURM_STAGING_PARTITION", "compute"), ("SITE_AGENT_MODES", "order_process")]:
-        text, _ = with_line(text, key, "%s=%s" % (key, value))
+        text, _number = with_line(text, key, "%s=%s" % (key, value))
     text += "UNKNOWN_KEY=1\n"
     error = refusal(text, components=COMPONENTS)
     assert [violation.key for violation in error.violations] == [
@@ -175,7 +175,7 @@ def test_index_mode_requires_an_https_python_index_and_wheelhouse_mode_does_not(
 
 
 def test_activation_components_are_checked_against_the_manifest_only_when_it_is_given(example):
-    text, _ = with_line(example, "ACTIVATION_COMPONENTS", "ACTIVATION_COMPONENTS=site-agent slurm-runtime")
+    text, _number = with_line(example, "ACTIVATION_COMPONENTS", "ACTIVATION_COMPONENTS=site-agent slurm-runtime")
     assert site_env_rules.check(text)["ACTIVATION_COMPONENTS"] == "site-agent slurm-runtime"
     assert refusal(text, components=["site-agent"]).violations[0].key == "ACTIVATION_COMPONENTS"
 
