@@ -156,7 +156,7 @@ def test_a_refused_url_with_credentials_is_never_quoted_back(example):
 def test_every_violation_is_reported_in_one_run_in_line_order(example):
     text = example
     for key, value in [("WALDUR_API_URL", "http://w/"), ("CENTRAL_OFFERING_UUID", "x"),
-                           ("SLURM_STAGING_PARTITION", "compute"), ("SITE_AGENT_MODES", "order_process")]:
+                       ("SLURM_STAGING_PARTITION", "compute"), ("SITE_AGENT_MODES", "order_process")]:
         text, _number = with_line(text, key, "%s=%s" % (key, value))
     text += "UNKNOWN_KEY=1\n"
     error = refusal(text, components=COMPONENTS)
