@@ -55,6 +55,11 @@ def test_the_inventories_values_pass_and_the_play_goes_on_to_the_hosts(project, 
     ({"icarus_hpc_scratch_root": "/scratch/../etc"}, "icarus_hpc_scratch_root (/scratch/../etc)"),
     ({"icarus_hpc_scratch_group": "Pharos Users"}, "icarus_hpc_scratch_group (Pharos Users)"),
     ({"icarus_hpc_ldap_suffix": "o=Pharos"}, "icarus_hpc_ldap_suffix (o=Pharos)"),
+    ({"icarus_hpc_scratch_group_gid": 100}, "icarus_hpc_scratch_group_gid is 100"),
+    ({"icarus_hpc_scratch_runtime_uid": 5000042}, "icarus_hpc_scratch_runtime_uid is 5000042"),
+    ({"icarus_hpc_scratch_runtime_uid": 4800}, "icarus_hpc_scratch_group_gid and icarus_hpc_scratch_runtime_uid must differ"),
+    ({"icarus_hpc_scratch_members": "pharosalice"}, 'icarus_hpc_scratch_members is "pharosalice"'),
+    ({"icarus_hpc_scratch_members": ["Alice Smith"]}, "icarus_hpc_scratch_members is [\"Alice Smith\"]"),
 ], ids=value_id)
 def test_a_bad_value_is_named_and_no_host_is_contacted(project, tmp_path, values, named):
     assert_refused_before_any_host(run_site(project, tmp_path, **values), named)
