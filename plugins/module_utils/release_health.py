@@ -63,6 +63,9 @@ def offering_active(api_url, token, ca_file, offering_uuid, timeout, retries=2, 
         offering = read_offering(client, offering_uuid)
     except (WaldurError, PlanError) as error:
         return "the offering could not be read through the Site agent's token: %s" % error
+    except (ssl.SSLError, OSError, ValueError) as error:
+        return ("the offering could not be read: %s (%s). Fix: point ca_file at the PEM file of Waldur's CA."
+                % (type(error).__name__, getattr(error, "strerror", None) or error))
     finally:
         if client is not None:
             client.close()
@@ -78,7 +81,10 @@ def site_api_answers(url, ca_file, timeout, retries=2, backoff=0.5, sleep=time.s
         return "site_api_url %s is not https://. Fix: give the Site API origin, https://host[:port]." % url
     if ca_file and not os.path.isfile(ca_file):
         return "site_api_ca_file %s does not exist. Fix: point it at the Site API edge's CA (PEM)." % ca_file
-    context = ssl.create_default_context(cafile=ca_file) if ca_file else ssl.create_default_context()
+    try:
+        context = ssl.create_default_context(cafile=ca_file) if ca_file else ssl.create_default_context()
+    except (ssl.SSLError, OSError) as error:
+        return "site_api_ca_file %s is not a PEM CA file (%s). Fix: give the Site API edge's CA." % (ca_file, error)
     origin = url.rstrip("/") + "/"
     problem = None
     with httpx.Client(verify=context, timeout=httpx.Timeout(timeout), follow_redirects=False, trust_env=False,

@@ -14,7 +14,7 @@ import os
 import time
 
 from ansible_collections.pharos.hpc.plugins.module_utils import release, site_env_rules
-from ansible_collections.pharos.hpc.plugins.module_utils.release_activate import Activation, HealthError, SystemdError
+from ansible_collections.pharos.hpc.plugins.module_utils.release_activate import Activation, SystemdError
 from ansible_collections.pharos.hpc.plugins.module_utils.release_health import failures, run_probes
 from ansible_collections.pharos.hpc.plugins.module_utils.release_host import (
     Layout, PlanError, read_active_record, read_host, read_release_link, sha256_bytes)
@@ -195,14 +195,14 @@ def run(params, systemd, command, check_mode, read_token, sleep=time.sleep, cloc
     activation = Activation(layout, systemd, release_id, host["units"])
     try:
         activation.apply(steps, health=health)
-    except (HealthError, SystemdError, OSError) as error:
+    except Exception as error:  # pylint: disable=broad-except  # any failure must restore the predecessor
         raise RunError(_restored_message(activation, release_id, host, error), dict(result, restored=True)) from None
     result["current"] = release_id
     return result
 
 
 def _restored_message(activation, release_id, host, error):
-    cause = "Activation of release %s failed: %s." % (release_id, error)
+    cause = "Activation of release %s failed: %s." % (release_id, str(error).rstrip(".") or type(error).__name__)
     try:
         said = activation.restore()
     except (SystemdError, OSError) as restore_error:
