@@ -1,17 +1,15 @@
 """A real wheelhouse release of the upstream Waldur Site agent and our stand-in SSH access agent,
 built by scripts/pharos-release-build from PyPI, then checked and installed offline.
 
-The archive is built for the Python running the tests (the offline install must run here) and
-cached under .cache/release-test/, keyed by everything that shapes it, so a re-run only checks
-and installs. The first build downloads about 14 MB.
+The archive (conftest.py) is built for the Python running the tests (the offline install must
+run here) and cached under .cache/release-test/, keyed by everything that shapes it, so a re-run
+only checks and installs. The first build downloads about 14 MB.
 """
 
-import hashlib
 import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -24,35 +22,8 @@ from ansible_collections.pharos.hpc.plugins.module_utils import release, release
 
 SPEC = PROJECT / "tests" / "integration" / "release" / "components.yml"
 BUILDER = PROJECT / "scripts" / "pharos-release-build"
-PYTHON_VERSION = "%d.%d" % sys.version_info[:2]
-INPUTS = [SPEC, BUILDER, PROJECT / "release" / "site.env.example",
-          *sorted((PROJECT / "release" / "units").glob("*")),
-          *sorted((PROJECT / "tests" / "fixtures" / "ssh_access_agent").rglob("*.py")),
-          PROJECT / "tests" / "fixtures" / "ssh_access_agent" / "pyproject.toml",
-          *sorted((PROJECT / "plugins" / "module_utils").glob("release*.py"))]
 OFFLINE = ["--isolated", "--disable-pip-version-check", "--no-input", "--no-cache-dir", "--no-index",
            "--require-hashes", "--no-deps", "--only-binary=:all:"]
-
-
-@pytest.fixture(scope="session")
-def archive():
-    digest = hashlib.sha256(PYTHON_VERSION.encode())
-    for path in INPUTS:
-        digest.update(path.relative_to(PROJECT).as_posix().encode() + b"\0" + path.read_bytes())
-    key = digest.hexdigest()[:16]
-    directory = PROJECT / ".cache" / "release-test" / key
-    path = directory / ("pharos-hpc-test-%s.tar.gz" % key)
-    if not path.exists():
-        started = time.monotonic()
-        completed = subprocess.run(
-            [sys.executable, str(BUILDER), "--spec", str(SPEC), "--release-id", path.name[:-7],
-             "--output-dir", str(directory), "--python-version", PYTHON_VERSION,
-             "--cache-dir", str(PROJECT / ".cache" / "pip")],
-            capture_output=True, text=True, timeout=900, check=False)
-        assert completed.returncode == 0, completed.stderr
-        (directory / "build.json").write_text(json.dumps({
-            "seconds": round(time.monotonic() - started, 1), "bytes": path.stat().st_size, "report": completed.stdout}))
-    return path
 
 
 @pytest.fixture(scope="session")

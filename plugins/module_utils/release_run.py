@@ -1,0 +1,217 @@
+# -*- coding: utf-8 -*-
+# Copyright: Pharos HPC engineering
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""One pharos_release run: read the host once, plan, return the plan in check mode, else
+apply it, require health, and restore the predecessor when activation fails.
+
+run() takes the systemd interface and the command runner as arguments, so the module passes
+systemctl and run_command, and tests pass their own.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from ansible_collections.pharos.hpc.plugins.module_utils import release, site_env_rules
+from ansible_collections.pharos.hpc.plugins.module_utils.release_activate import Activation, SystemdError
+from ansible_collections.pharos.hpc.plugins.module_utils.release_health import failures, run_probes
+from ansible_collections.pharos.hpc.plugins.module_utils.release_host import (
+    Layout, PlanError, read_active_record, read_host, read_release_link, sha256_bytes)
+from ansible_collections.pharos.hpc.plugins.module_utils.release_plan import ACTIVATING, plan, predict, target_release
+from ansible_collections.pharos.hpc.plugins.module_utils.release_stage import (
+    StageError, inspect_archive, installed_manifest, release_units, stage, unit_digests)
+from ansible_collections.pharos.hpc.plugins.module_utils.site_env import SiteEnvError
+
+SITE_AGENT_TEMPLATE = "waldur-site-agent@.service"
+PROBES = ("units", "offering", "site_api")
+
+
+class RunError(Exception):
+    """The run failed; result holds what the module returns with the message."""
+
+    def __init__(self, message, result=None):
+        super().__init__(message)
+        self.result = result or {}
+
+
+def read_site_env(path, manifest=None, required=False):
+    """site.env's checked values ({} when absent and not required)."""
+    if not os.path.isfile(path):
+        if required:
+            raise RunError("%s does not exist: a release is installed with the Site's values, whose fingerprint it "
+                           "records (seed 002 §2). Fix: write site.env (see site.env.example in the release) first." % path)
+        return {}
+    try:
+        return site_env_rules.check_file(path, components=list(manifest["components"]) if manifest else None,
+                                         dependency_mode=manifest["dependency_mode"] if manifest else None)
+    except SiteEnvError as error:
+        raise RunError(str(error)) from None
+
+
+def unit_names(manifest, components, instances):
+    """The units to run: each unit file of the components, a template once per instance."""
+    names = []
+    for file_name, component in release_units(manifest, components).items():
+        if not file_name.endswith("@.service"):
+            names.append(file_name)
+            continue
+        chosen = instances.get(file_name) or []
+        if not chosen:
+            raise RunError("Unit %s of component %s is a template and no instance is named. Fix: set instances: {%s: "
+                           "[...]} or SITE_AGENT_MODES in site.env." % (file_name, component, file_name))
+        names += ["%s@%s.service" % (file_name[:-len("@.service")], instance) for instance in chosen]
+    return names
+
+
+def _health_config(params, site_env):
+    root = params["root"]
+
+    def under_root(path):
+        return os.path.join(root, path.lstrip("/"))
+    return {
+        "health_timeout": params["health_timeout"], "health_settle": params["health_settle"],
+        "waldur_url": params.get("waldur_url") or site_env.get("WALDUR_API_URL"),
+        "token_file": params.get("token_file") or under_root("/etc/pharos-hpc/secrets/site-agent-token"),
+        "ca_file": params.get("ca_file") or under_root("/etc/pharos-hpc/site-agent-ca.crt"),
+        "offering_uuid": params.get("offering_uuid") or site_env.get("CENTRAL_OFFERING_UUID"),
+        "site_api_url": params.get("site_api_url") or site_env.get("CENTRAL_SITE_API_URL"),
+        "site_api_ca_file": params.get("site_api_ca_file") or under_root("/etc/pharos-hpc/site-api-ca.crt"),
+    }
+
+
+def probe_config(params, site_env, read_token):
+    """The health options of the probes selected; the token is read from its file only when needed."""
+    config = _health_config(params, site_env)
+    selected = params["probes"]
+    if "offering" in selected:
+        if not (config["waldur_url"] and config["offering_uuid"]):
+            raise RunError("The offering probe needs waldur_url and offering_uuid (or WALDUR_API_URL and "
+                           "CENTRAL_OFFERING_UUID in site.env). Fix: give them, or leave offering out of probes.")
+        config["waldur_token"] = read_token(config["token_file"])
+    else:
+        config["offering_uuid"] = None
+    if "site_api" in selected:
+        if not config["site_api_url"]:
+            raise RunError("The site_api probe needs site_api_url (or CENTRAL_SITE_API_URL in site.env). Fix: give it, "
+                           "or leave site_api out of probes.")
+    else:
+        config["site_api_url"] = None
+    return config
+
+
+def _target(params, layout, host_links):
+    """(release id, manifest, {unit file: sha256}, archive) of the release the run acts on."""
+    archive = params.get("archive")
+    if archive:
+        manifest, units = inspect_archive(archive)
+        if params.get("release_id") and params["release_id"] != manifest["release_id"]:
+            raise RunError("The archive %s holds release %s, not %s. Fix: give the matching archive or release_id."
+                           % (archive, manifest["release_id"], params["release_id"]))
+        return manifest["release_id"], manifest, {name: sha256_bytes(data) for name, data in units.items()}, archive
+    release_id = target_release(params["state"], params.get("release_id"), host_links)
+    if release_id is None:
+        return None, None, {}, None
+    if not os.path.isfile(layout.fingerprint_file(release_id)):
+        if params["state"] in ("present", "active", "rolled_back"):
+            return release_id, None, {}, None     # plan() names what is missing
+        raise RunError("Release %s is not installed on this host." % release_id)
+    manifest = installed_manifest(layout, release_id)
+    return release_id, manifest, None, None
+
+
+def run(params, systemd, command, check_mode, read_token, sleep=time.sleep, clock=time.monotonic):
+    """The module's result for params; RunError with the result to fail with."""
+    layout = Layout(params["root"])
+    state = params["state"]
+    try:
+        links = {"current": read_release_link(layout.current), "previous": read_release_link(layout.previous)}
+        release_id, manifest, digests, archive = _target(params, layout, links)
+        site_env = read_site_env(params.get("site_env") or layout.site_env, manifest,
+                                 required=bool(archive) and state in ("present", "active"))
+        record = read_active_record(layout) or {}
+        components = params.get("components") or (site_env.get("ACTIVATION_COMPONENTS", "").split()
+                                                  if state in ACTIVATING else []) or record.get("components") or []
+        if state in ACTIVATING and not components:
+            raise RunError("No component to activate. Fix: set components, or ACTIVATION_COMPONENTS in site.env.")
+        if manifest is not None and state in ACTIVATING:
+            if os.path.isfile(layout.fingerprint_file(release_id)):
+                installed_manifest(layout, release_id, components)
+            elif set(components) - set(manifest["components"]):
+                raise RunError("Release %s does not carry %s (it carries %s). Fix: correct components or "
+                               "ACTIVATION_COMPONENTS." % (release_id, ", ".join(sorted(set(components) - set(
+                                   manifest["components"]))), ", ".join(sorted(manifest["components"]))))
+        instances = dict(params.get("instances") or {})
+        if site_env.get("SITE_AGENT_MODES"):
+            instances.setdefault(SITE_AGENT_TEMPLATE, site_env["SITE_AGENT_MODES"].split())
+        units = unit_names(manifest, components, instances) if manifest else list(record.get("units") or [])
+        if manifest is not None and digests is None:
+            digests = unit_digests(layout, release_id, manifest, components)
+        host = read_host(layout, components, sorted(digests or {}), units, systemd)
+        fingerprint = release.fingerprint(manifest, site_env) if archive else None
+        desired = {"state": state, "release_id": release_id, "archive": archive, "fingerprint": fingerprint,
+                   "components": components, "units": units,
+                   "unit_files": {name: digest for name, digest in (digests or {}).items()
+                                  if name in release_units(manifest, components)} if manifest else {}}
+        steps = plan(desired, host)
+    except (PlanError, StageError, SystemdError, release.ReleaseError) as error:
+        raise RunError(str(error)) from None
+    result = {"changed": bool(steps), "release_id": release_id, "steps": steps, "units": units,
+              "components": components, "diff": predict(host, steps, desired)}
+    if state == "info":
+        result.update(current=host["current"], previous=host["previous"], installed=sorted(host["installed"]),
+                      active_record=host["active_record"], unit_states=host["units"])
+        return result
+    if check_mode or (not steps and state not in ACTIVATING):
+        return result
+
+    config = probe_config(params, site_env, read_token) if state in ACTIVATING else None
+    if steps and steps[0]["step"] == "stage":
+        try:
+            stage(layout, archive, fingerprint, command, params["python"], site_env.get("PYTHON_INDEX_URL"))
+        except (StageError, release.ReleaseError, OSError) as error:
+            raise RunError("%s Nothing was activated." % error, dict(result, changed=False)) from None
+        steps = steps[1:]
+    if state == "stopped":
+        try:
+            Activation(layout, systemd, release_id, host["units"]).apply(steps)
+        except (SystemdError, OSError) as error:
+            raise RunError("Stopping release %s failed: %s. Fix: see the cause, then re-run; the steps done stay done."
+                           % (release_id, error), result) from None
+    if state not in ACTIVATING:
+        return result
+
+    def health():
+        probes = run_probes(config, systemd, units, sleep=sleep, clock=clock)
+        result["health"] = probes
+        return failures(probes)
+
+    if not steps:
+        failed = health()
+        if failed:
+            raise RunError("Release %s is active and nothing was changed, but its health does not hold: %s"
+                           % (release_id, " | ".join(failed)), result)
+        return result
+    activation = Activation(layout, systemd, release_id, host["units"])
+    try:
+        activation.apply(steps, health=health)
+    except Exception as error:  # pylint: disable=broad-except  # any failure must restore the predecessor
+        raise RunError(_restored_message(activation, release_id, host, error), dict(result, restored=True)) from None
+    result["current"] = release_id
+    return result
+
+
+def _restored_message(activation, release_id, host, error):
+    cause = "Activation of release %s failed: %s." % (release_id, str(error).rstrip(".") or type(error).__name__)
+    try:
+        said = activation.restore()
+    except (SystemdError, OSError) as restore_error:
+        return ("%s Restoring the predecessor failed too: %s. Fix: run pharos_release with state: rolled_back%s once "
+                "the cause is fixed." % (cause, restore_error, " and release_id: %s" % host["current"]
+                                         if host["current"] else ""))
+    if host["current"] and host["current"] != release_id:
+        return "%s The earlier release %s is active again (%s)." % (cause, host["current"], "; ".join(said))
+    if host["current"]:
+        return "%s Release %s stays current with its earlier unit files and units (%s)." % (
+            cause, release_id, "; ".join(said))
+    return "%s No release was active before; the host is back to that (%s)." % (cause, "; ".join(said))

@@ -1,0 +1,190 @@
+# -*- coding: utf-8 -*-
+# Copyright: Pharos HPC engineering
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Staging a release on a host: check the archive, unpack it, install each component offline,
+make the tree read-only and record its fingerprint (seed 002 §2-§4).
+
+A virtualenv's scripts name their interpreter by absolute path, so the venvs are built where
+they stay, in /opt/pharos-hpc/releases/<id>/venvs/. The fingerprint file is written last: a
+release directory without it is an interrupted stage, never activated, and the next run
+removes it and stages again.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import tempfile
+
+from ansible_collections.pharos.hpc.plugins.module_utils import release, release_archive
+from ansible_collections.pharos.hpc.plugins.module_utils.release_host import sha256_bytes
+
+PIP_OFFLINE = ["--isolated", "--disable-pip-version-check", "--no-input", "--no-cache-dir",
+               "--require-hashes", "--no-deps", "--only-binary=:all:"]
+
+
+class StageError(Exception):
+    """The release cannot be staged or used; the message names the release, the cause and the fix."""
+
+
+def release_units(manifest, components):
+    """{unit file name: component} for the components' unit files."""
+    return {path.split("/", 1)[1]: name for name, component in sorted(manifest["components"].items())
+            if name in components for path in component["units"]}
+
+
+def inspect_archive(archive):
+    """(manifest, {unit file name: bytes}) of an archive, after its SHA256SUMS and manifest hold.
+
+    It unpacks into a temporary directory outside the managed root and removes it, so check mode
+    refuses a tampered archive exactly as a real run does, and writes nothing on the host's tree.
+    """
+    if not os.path.isfile(archive):
+        raise StageError("The release archive %s does not exist on this host. Fix: copy the archive there first "
+                         "(ansible.builtin.copy) and give its path as archive." % archive)
+    scratch = tempfile.mkdtemp(prefix="pharos-release-check-")
+    try:
+        try:
+            root = release_archive.unpack(archive, scratch)
+            manifest = release.verify(root)
+        except (release.ReleaseError, OSError, ValueError) as error:
+            raise StageError("The release archive %s is refused: %s" % (archive, error)) from None
+        units = {}
+        for name in release_units(manifest, manifest["components"]):
+            with open(os.path.join(root, "units", name), "rb") as handle:
+                units[name] = handle.read()
+        return manifest, units
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def installed_manifest(layout, release_id, components=()):
+    """The manifest of an installed release after SHA256SUMS holds again and every named component
+    has its virtualenv; StageError naming every problem otherwise (seed 002 §4: activation validates)."""
+    try:
+        manifest = release.verify(layout.release_files(release_id))
+    except release.ReleaseError as error:
+        raise StageError("Installed release %s no longer matches its SHA256SUMS, so it is not activated: %s\nFix: "
+                         "install the release again under a new release id from a trusted archive."
+                         % (release_id, error)) from None
+    unknown = sorted(set(components) - set(manifest["components"]))
+    if unknown:
+        raise StageError("Release %s does not carry the component%s %s (it carries %s): a component the manifest does "
+                         "not list cannot be activated. Fix: correct components or ACTIVATION_COMPONENTS."
+                         % (release_id, "s" if len(unknown) > 1 else "", ", ".join(unknown),
+                            ", ".join(sorted(manifest["components"]))))
+    for component in components:
+        python = os.path.join(layout.venv(release_id, component), "bin", "python")
+        if not os.path.exists(python):
+            raise StageError("Release %s has no virtualenv for %s (%s is missing). Fix: install the release again under a "
+                             "new release id." % (release_id, component, python))
+    return manifest
+
+
+def unit_digests(layout, release_id, manifest, components):
+    """{unit file name: sha256} of an installed release's unit files for the components."""
+    digests = {}
+    for name in release_units(manifest, components):
+        with open(os.path.join(layout.release_files(release_id), "units", name), "rb") as handle:
+            digests[name] = sha256_bytes(handle.read())
+    return digests
+
+
+def _writable(path):
+    for directory, _subdirectories, _names in os.walk(path):
+        os.chmod(directory, 0o755)
+
+
+def remove_tree(path):
+    """Remove a (possibly read-only) tree."""
+    if os.path.lexists(path):
+        _writable(path)
+        shutil.rmtree(path)
+
+
+def make_read_only(path):
+    """Take write permission from every file and directory below path, symlinks untouched."""
+    for directory, subdirectories, names in os.walk(path, topdown=False):
+        for name in names:
+            full = os.path.join(directory, name)
+            mode = os.lstat(full).st_mode
+            if stat.S_ISREG(mode):
+                os.chmod(full, stat.S_IMODE(mode) & ~0o222)
+        for name in subdirectories:
+            full = os.path.join(directory, name)
+            if not os.path.islink(full):
+                os.chmod(full, 0o555)
+    os.chmod(path, 0o555)
+
+
+def _run(run, argv, what, release_id):
+    rc, out, err = run(argv)
+    if rc != 0:
+        raise StageError("Staging release %s failed while %s (exit %d): %s. Fix: %s" % (
+            release_id, what, rc, (err or out).strip()[-1500:], "see the cause above; nothing was activated and the "
+            "incomplete release is removed on the next run"))
+    return out
+
+
+def install_component(run, python, release_root, venv, component, manifest, index_url=None):
+    """python -m venv, then pip isolated with --require-hashes --no-deps --only-binary=:all: from
+    the release's wheelhouse (and index mode's approved index), then pip check."""
+    release_id = manifest["release_id"]
+    _run(run, [python, "-m", "venv", venv], "creating the virtualenv of %s (on Debian, python3-venv provides "
+         "ensurepip)" % component, release_id)
+    argv = [os.path.join(venv, "bin", "python"), "-m", "pip", "install"] + PIP_OFFLINE
+    if manifest["dependency_mode"] == "index":
+        argv += ["--index-url", index_url]
+    else:
+        argv += ["--no-index"]
+    argv += ["--find-links", os.path.join(release_root, "wheelhouse"),
+             "-r", os.path.join(release_root, manifest["components"][component]["requirements"])]
+    _run(run, argv, "installing %s offline from its hash-pinned requirements" % component, release_id)
+    _run(run, [os.path.join(venv, "bin", "python"), "-m", "pip", "check"],
+         "checking that %s's pins are its whole closure (pip check)" % component, release_id)
+
+
+def python_version(run, python):
+    out = _run(run, [python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"], "asking %s for its version"
+               % python, "(any)")
+    return out.strip()
+
+
+def stage(layout, archive, fingerprint, run, python, index_url=None):
+    """Stage the archive as layout.release(<id>) with a virtualenv per component; returns the manifest."""
+    scratch = None
+    os.makedirs(layout.releases, mode=0o755, exist_ok=True)
+    manifest, _units = inspect_archive(archive)
+    release_id = manifest["release_id"]
+    target = layout.release(release_id)
+    if os.path.isfile(layout.fingerprint_file(release_id)):
+        raise StageError("Release %s is already installed; it is never staged twice." % release_id)
+    version = python_version(run, python)
+    if version != manifest["python_version"]:
+        raise StageError("Release %s was built for Python %s, and %s is Python %s: its wheels would not install. Fix: "
+                         "give python the %s interpreter, or build the release for %s."
+                         % (release_id, manifest["python_version"], python, version, manifest["python_version"], version))
+    remove_tree(target)
+    try:
+        os.makedirs(target, mode=0o755)
+        scratch = tempfile.mkdtemp(prefix=".unpack-", dir=target)
+        os.rename(release_archive.unpack(archive, scratch), layout.release_files(release_id))
+        os.rmdir(scratch)
+        manifest = release.verify(layout.release_files(release_id))
+        for component in sorted(manifest["components"]):
+            install_component(run, python, layout.release_files(release_id), layout.venv(release_id, component),
+                              component, manifest, index_url)
+        make_read_only(os.path.join(target, "release"))
+        make_read_only(os.path.join(target, "venvs"))
+        with open(layout.fingerprint_file(release_id), "w", encoding="ascii") as handle:
+            handle.write(fingerprint + "\n")
+        os.chmod(layout.fingerprint_file(release_id), 0o444)
+        os.chmod(target, 0o555)
+    except release.ReleaseError as error:
+        remove_tree(target)
+        raise StageError("Release %s is refused after unpacking: %s" % (release_id, error)) from None
+    except Exception:
+        remove_tree(target)
+        raise
+    return manifest

@@ -1,0 +1,253 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: Pharos HPC engineering
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: pharos_release
+short_description: Install, activate, roll back and stop an immutable Pharos HPC release on a Site host
+version_added: 0.1.0
+description:
+  - Installs a release archive made by C(scripts/pharos-release-build) as the read-only
+    C(/opt/pharos-hpc/releases/<release-id>), each component in its own virtualenv installed offline with pip
+    isolated, C(--require-hashes --no-deps --only-binary=:all:) (seed 002, sections 2-4).
+  - Activates a release - verifies its SHA256SUMS again, records the current release as C(previous), switches
+    C(/opt/pharos-hpc/current) atomically, installs the release's unit files, enables and restarts the selected
+    units, and requires health. A failure restores the predecessor's links, unit files and units, and the task
+    fails saying that the earlier release is active again.
+  - Reads the host once, plans the steps, and applies exactly those steps; C(--check) returns the same plan.
+  - Retained releases, configuration, secrets and journals are never deleted.
+author:
+  - Pharos HPC engineering (@pharos-ai-factory)
+attributes:
+  check_mode:
+    support: full
+    description:
+      - Returns the exact steps and diff of a real run and writes nothing below O(root). The archive is still
+        unpacked into a temporary directory and verified, so a tampered archive fails in check mode too.
+      - Health is not probed in check mode.
+  diff_mode:
+    support: full
+    description: Which release is current and previous, the digest of each unit file, and each unit's state.
+options:
+  state:
+    description:
+      - V(present) installs the release from O(archive) and activates nothing. The same release id is never
+        installed twice with other inputs - a different manifest or site.env fingerprint is refused.
+      - V(active) installs the release when O(archive) is given, then activates it with O(components).
+      - V(rolled_back) activates O(release_id), or the recorded C(previous) release when O(release_id) is omitted;
+        the release it leaves becomes C(previous).
+      - V(stopped) stops and disables the active release's units and keeps everything else.
+      - V(info) changes nothing and returns the current and previous releases, the installed ones, the active
+        record and the units' states.
+    type: str
+    choices: [present, active, rolled_back, stopped, info]
+    default: active
+  archive:
+    description:
+      - Path on the managed host of the release archive C(<release-id>.tar.gz). Copy it there first.
+      - Its release id comes from its manifest.
+    type: path
+  release_id:
+    description:
+      - The installed release to activate or roll back to, when O(archive) is not given.
+    type: str
+  components:
+    description:
+      - Components to activate; each must be in the release's manifest.
+      - Defaults to C(ACTIVATION_COMPONENTS) of site.env, and for V(stopped) to the active record's.
+    type: list
+    elements: str
+  instances:
+    description:
+      - Instances of template units, by unit file name, for example C({waldur-site-agent@.service:[report]}).
+      - C(waldur-site-agent@.service) defaults to C(SITE_AGENT_MODES) of site.env.
+    type: dict
+  site_env:
+    description:
+      - The Site's C(site.env), checked by the strict reader. Its values are part of the install fingerprint.
+      - Defaults to C(etc/pharos-hpc/site.env) below O(root).
+    type: path
+  root:
+    description:
+      - Directory every managed path is below. Leave it at C(/) on a host; tests give a temporary directory.
+    type: path
+    default: /
+  python:
+    description:
+      - The interpreter the virtualenvs are made with. Its C(3.N) must be the manifest's C(python_version).
+    type: str
+    default: python3
+  probes:
+    description:
+      - Health probes an activation requires. V(units) - every selected unit is active. V(offering) - the
+        offering reads Active in Waldur through the Site agent's token and CA. V(site_api) - the Site API origin
+        answers HTTP 2xx or 4xx over TLS verified against its CA.
+      - No probe follows a redirect; the Site API probe sends no credential.
+    type: list
+    elements: str
+    choices: [units, offering, site_api]
+    default: [units, offering, site_api]
+  waldur_url:
+    description: Waldur API address, ending in C(/api/). Defaults to C(WALDUR_API_URL) of site.env.
+    type: str
+  token_file:
+    description:
+      - File on the host whose first line is the Site agent's Waldur token. The token is never an option value,
+        never logged and never shown in a diff or an error.
+      - Defaults to C(/etc/pharos-hpc/secrets/site-agent-token) below O(root).
+    type: path
+  ca_file:
+    description: CA of Waldur's certificate. Defaults to C(/etc/pharos-hpc/site-agent-ca.crt) below O(root).
+    type: path
+  offering_uuid:
+    description: The Site's offering. Defaults to C(CENTRAL_OFFERING_UUID) of site.env.
+    type: str
+  site_api_url:
+    description: The Site API origin, C(https://host[:port]). Defaults to C(CENTRAL_SITE_API_URL) of site.env.
+    type: str
+  site_api_ca_file:
+    description: CA of the Site API edge. Defaults to C(/etc/pharos-hpc/site-api-ca.crt) below O(root).
+    type: path
+  health_timeout:
+    description: Seconds the units may take to become active, and the timeout of each HTTP probe.
+    type: float
+    default: 60
+  health_settle:
+    description: Seconds to wait after starting the units before the first probe, so a unit that exits is seen.
+    type: float
+    default: 3
+requirements:
+  - systemd on the managed host; Python 3 with the C(venv) module (Debian C(python3-venv)).
+  - httpx on the managed host for the V(offering) and V(site_api) probes.
+notes:
+  - Layout - C(/opt/pharos-hpc/releases/<id>/release) (the verified archive),
+    C(/opt/pharos-hpc/releases/<id>/venvs/<component>), C(/opt/pharos-hpc/current) and C(previous) links,
+    C(/opt/pharos-hpc/<component>) -> C(current/venvs/<component>), C(/var/lib/pharos-hpc/active-release).
+seealso:
+  - name: The release
+    description: docs/release.md in this collection.
+    link: https://github.com/pharos-ai-factory/pharos-hpc/blob/main/docs/release.md
+"""
+
+EXAMPLES = r"""
+- name: Copy the release to the host
+  ansible.builtin.copy:
+    src: dist/2026.11.0.tar.gz
+    dest: /var/lib/pharos-hpc/incoming/2026.11.0.tar.gz
+    mode: "0644"
+
+- name: Install and activate it (components and modes from site.env)
+  pharos.hpc.pharos_release:
+    archive: /var/lib/pharos-hpc/incoming/2026.11.0.tar.gz
+    state: active
+
+- name: Return to the release that was active before
+  pharos.hpc.pharos_release:
+    state: rolled_back
+
+- name: What is active
+  pharos.hpc.pharos_release:
+    state: info
+  register: release_status
+"""
+
+RETURN = r"""
+release_id:
+  description: The release the run acted on (for V(info) and V(stopped), the current one).
+  returned: always
+  type: str
+  sample: 2026.11.0
+steps:
+  description: The plan, applied in order (in check mode, what a run would apply); empty when nothing differs.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - {step: switch_current, summary: "point current at releases/2026.11.1 (was 2026.11.0)", release_id: 2026.11.1}
+units:
+  description: The units of the selected components.
+  returned: always
+  type: list
+  elements: str
+health:
+  description: Each probe of the activation with C(probe), C(ok) and C(message).
+  returned: when an activation ran its probes
+  type: list
+  elements: dict
+restored:
+  description: True when activation failed and the predecessor was restored.
+  returned: on a failed activation
+  type: bool
+current:
+  description: With V(info), the current release.
+  returned: when O(state=info) or after an activation
+  type: str
+previous:
+  description: The recorded previous release.
+  returned: when O(state=info)
+  type: str
+installed:
+  description: Every installed release id.
+  returned: when O(state=info)
+  type: list
+  elements: str
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.pharos.hpc.plugins.module_utils.release_activate import Systemctl
+from ansible_collections.pharos.hpc.plugins.module_utils.release_run import PROBES, RunError, run
+from ansible_collections.pharos.hpc.plugins.module_utils.waldur import WaldurError, read_token
+
+
+def argument_spec():
+    return dict(
+        state=dict(type="str", choices=["present", "active", "rolled_back", "stopped", "info"], default="active"),
+        archive=dict(type="path"),
+        release_id=dict(type="str"),
+        components=dict(type="list", elements="str"),
+        instances=dict(type="dict"),
+        site_env=dict(type="path"),
+        root=dict(type="path", default="/"),
+        python=dict(type="str", default="python3"),
+        probes=dict(type="list", elements="str", choices=list(PROBES), default=list(PROBES)),
+        waldur_url=dict(type="str"),
+        token_file=dict(type="path", no_log=False),
+        ca_file=dict(type="path"),
+        offering_uuid=dict(type="str"),
+        site_api_url=dict(type="str"),
+        site_api_ca_file=dict(type="path"),
+        health_timeout=dict(type="float", default=60.0),
+        health_settle=dict(type="float", default=3.0),
+    )
+
+
+def main():
+    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True,
+                           required_if=[("state", "present", ("archive", "release_id"), True)])
+
+    def command(argv):
+        return module.run_command(argv, environ_update={"PIP_NO_INPUT": "1"})
+
+    def token(path):
+        try:
+            value = read_token(None, path)
+        except WaldurError as error:
+            raise RunError(str(error)) from None
+        module.no_log_values.add(value)
+        return value
+
+    systemd = Systemctl(command, module.get_bin_path("systemctl") or "systemctl")
+    try:
+        result = run(module.params, systemd, command, module.check_mode, token)
+    except RunError as error:
+        module.fail_json(msg=str(error), **error.result)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

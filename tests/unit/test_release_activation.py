@@ -1,0 +1,254 @@
+"""pharos_release runs against a temporary root with a recording stand-in for systemd:
+activation, the atomic switch, restoring the predecessor, rollback, stop, and check mode."""
+
+import os
+from pathlib import Path
+
+import pytest
+from release_host_support import (
+    SSH_UNIT, Clock, RecordingSystemd, install_release, no_token, pack_release, params, read_record, remove, tree,
+    unit_text, write_site_env)
+
+from ansible_collections.pharos.hpc.plugins.module_utils import release_activate
+from ansible_collections.pharos.hpc.plugins.module_utils.release_activate import Systemctl, parse_show
+from ansible_collections.pharos.hpc.plugins.module_utils.release_host import Layout
+from ansible_collections.pharos.hpc.plugins.module_utils.release_run import RunError, run
+
+
+@pytest.fixture
+def root(tmp_path):
+    root = tmp_path / "root"
+    root.mkdir()
+    yield root
+    remove(root)
+
+
+def activate(root, systemd, check=False, **overrides):
+    clock = Clock()
+    return run(params(root, **overrides), systemd, None, check, no_token, sleep=clock.sleep, clock=clock)
+
+
+def active_on(root, release_id, *others):
+    """A host where release_id was activated (and the others installed)."""
+    layout = install_release(root, release_id)
+    for other in others:
+        install_release(root, other)
+    systemd = RecordingSystemd(layout)
+    activate(root, systemd, release_id=release_id)
+    return layout, systemd
+
+
+def unit_file(layout):
+    return Path(layout.unit_file(SSH_UNIT)).read_text()
+
+
+def test_activating_a_release_on_a_fresh_host_links_it_installs_its_unit_and_records_it_after_health(root):
+    layout = install_release(root, "r1")
+    systemd = RecordingSystemd(layout)
+    result = activate(root, systemd, release_id="r1")
+    assert result["changed"] and os.readlink(layout.current) == "releases/r1"
+    assert os.readlink(layout.component_link("ssh-access")) == "current/venvs/ssh-access"
+    assert unit_file(layout) == unit_text("r1")
+    assert systemd.writes() == [("daemon-reload",), ("enable", SSH_UNIT), ("restart", SSH_UNIT)]
+    assert read_record(layout) == {"release_id": "r1", "components": ["ssh-access"], "units": [SSH_UNIT],
+                                   "state": "active"}
+    assert [probe["probe"] for probe in result["health"]] == ["units"] and result["health"][0]["ok"]
+
+
+def test_activating_the_active_release_again_changes_nothing_and_still_requires_health(root):
+    layout, systemd = active_on(root, "r1")
+    before = tree(str(root))
+    result = activate(root, systemd, release_id="r1")
+    assert not result["changed"] and result["steps"] == [] and tree(str(root)) == before
+    assert result["health"][0]["ok"]
+
+
+def test_activating_a_second_release_records_the_first_as_previous_and_restarts_the_unit(root):
+    layout, systemd = active_on(root, "r1", "r2")
+    result = activate(root, systemd, release_id="r2")
+    assert os.readlink(layout.current) == "releases/r2" and os.readlink(layout.previous) == "releases/r1"
+    assert unit_file(layout) == unit_text("r2") and read_record(layout)["release_id"] == "r2"
+    assert result["diff"]["before"]["current"] == "r1" and result["diff"]["after"]["current"] == "r2"
+    assert systemd.writes()[-2:] == [("daemon-reload",), ("restart", SSH_UNIT)]
+
+
+def test_current_names_a_valid_release_at_every_step_of_the_switch(root, monkeypatch):
+    layout, systemd = active_on(root, "r1", "r2")
+    seen = []
+    real_symlink, real_replace = os.symlink, os.replace
+
+    def watch(function):
+        def watched(*arguments):
+            seen.append((function.__name__, os.path.isdir(layout.current)))
+            function(*arguments)
+            seen.append((function.__name__ + " done", os.path.isdir(layout.current)))
+        return watched
+
+    monkeypatch.setattr(release_activate.os, "symlink", watch(real_symlink))
+    monkeypatch.setattr(release_activate.os, "replace", watch(real_replace))
+    activate(root, systemd, release_id="r2")
+    assert seen and all(valid for _call, valid in seen), seen
+    assert os.readlink(layout.current) == "releases/r2"
+    assert not [name for name in os.listdir(layout.base) if "pharos-new" in name]
+
+
+def test_a_failed_health_check_restores_the_predecessor_and_says_it_is_active_again(root):
+    layout, systemd = active_on(root, "r1", "r2")
+    systemd.fails_under = {"r2"}
+    calls = len(systemd.writes())
+    with pytest.raises(RunError) as raised:
+        activate(root, systemd, release_id="r2")
+    message = str(raised.value)
+    assert "Activation of release r2 failed" in message and "pharos-ssh-access-agent.service is failed" in message
+    assert "The earlier release r1 is active again" in message and raised.value.result["restored"]
+    assert os.readlink(layout.current) == "releases/r1" and not os.path.lexists(layout.previous)
+    assert unit_file(layout) == unit_text("r1") and read_record(layout)["release_id"] == "r1"
+    # r2's unit file and a restart under r2, then r1's unit file written back and a restart under r1
+    assert systemd.writes()[calls:] == [("daemon-reload",), ("restart", SSH_UNIT), ("daemon-reload",), ("restart", SSH_UNIT)]
+    assert systemd.active[SSH_UNIT] == "active"
+
+
+def test_a_failed_first_activation_leaves_the_host_without_a_current_release_and_without_its_units(root):
+    layout = install_release(root, "r1")
+    systemd = RecordingSystemd(layout, fails_under={"r1"})
+    with pytest.raises(RunError, match="No release was active before; the host is back to that"):
+        activate(root, systemd, release_id="r1")
+    assert not os.path.lexists(layout.current) and not os.path.lexists(layout.unit_file(SSH_UNIT))
+    assert not os.path.lexists(layout.component_link("ssh-access")) and not os.path.exists(layout.active_record)
+    assert systemd.active[SSH_UNIT] == "inactive" and systemd.enabled[SSH_UNIT] == "disabled"
+
+
+def test_a_tampered_installed_release_is_refused_before_anything_changes(root):
+    layout, systemd = active_on(root, "r1", "r2")
+    tampered = Path(layout.release_files("r2")) / "units" / SSH_UNIT
+    os.chmod(tampered.parent, 0o755)
+    tampered.write_text("[Service]\nExecStart=/bin/sh -c 'curl evil'\n")
+    before, calls = tree(str(root)), len(systemd.writes())
+    with pytest.raises(RunError, match="no longer matches its SHA256SUMS") as raised:
+        activate(root, systemd, release_id="r2")
+    assert "units/pharos-ssh-access-agent.service does not match its SHA-256" in str(raised.value)
+    assert tree(str(root)) == before and len(systemd.writes()) == calls
+
+
+def test_rolled_back_returns_to_previous_and_the_release_it_leaves_becomes_previous(root):
+    layout, systemd = active_on(root, "r1", "r2")
+    activate(root, systemd, release_id="r2")
+    result = activate(root, systemd, state="rolled_back")
+    assert result["release_id"] == "r1" and os.readlink(layout.current) == "releases/r1"
+    assert os.readlink(layout.previous) == "releases/r2" and unit_file(layout) == unit_text("r1")
+
+
+def test_a_rollback_with_no_previous_release_fails_and_names_the_fix(root):
+    _layout, systemd = active_on(root, "r1")
+    with pytest.raises(RunError, match="nothing to roll back to. Fix: name the release to return to with release_id"):
+        activate(root, systemd, state="rolled_back")
+
+
+def test_a_named_rollback_to_a_release_that_is_not_installed_fails_clearly(root):
+    _layout, systemd = active_on(root, "r1")
+    with pytest.raises(RunError, match="Cannot roll back to release r0: it is not installed on this host"):
+        activate(root, systemd, state="rolled_back", release_id="r0")
+
+
+def test_stopped_stops_and_disables_the_units_and_keeps_releases_and_links(root):
+    layout, systemd = active_on(root, "r1")
+    result = activate(root, systemd, state="stopped", components=None)
+    assert [step["step"] for step in result["steps"]] == ["stop_units", "disable_units", "record_stopped"]
+    assert systemd.active[SSH_UNIT] == "inactive" and os.readlink(layout.current) == "releases/r1"
+    assert read_record(layout)["state"] == "stopped" and os.path.isdir(layout.release("r1"))
+    assert activate(root, systemd, state="stopped", components=None)["changed"] is False
+
+
+def test_info_reports_the_host_and_changes_nothing(root):
+    layout, systemd = active_on(root, "r1", "r2")
+    before = tree(str(root))
+    result = activate(root, systemd, state="info", components=None)
+    assert (result["changed"], result["current"], result["installed"]) == (False, "r1", ["r1", "r2"])
+    assert result["unit_states"][SSH_UNIT]["active"] == "active" and tree(str(root)) == before
+    assert os.readlink(layout.current) == "releases/r1"
+
+
+@pytest.mark.parametrize("situation", ["fresh host", "another release active"])
+def test_check_mode_writes_nothing_and_predicts_the_steps_of_the_real_run(root, tmp_path, situation):
+    archive = pack_release(tmp_path, "r2")
+    write_site_env(root, ACTIVATION_COMPONENTS="ssh-access")
+    if situation == "another release active":
+        active_on(root, "r1")
+    layout = Layout(str(root))
+    systemd = RecordingSystemd(layout, active=[SSH_UNIT] if situation != "fresh host" else ())
+    before, calls = tree(str(root)), len(systemd.writes())
+    predicted = activate(root, systemd, check=True, archive=str(archive))
+    assert tree(str(root)) == before and len(systemd.writes()) == calls
+    assert predicted["changed"] and predicted["diff"]["after"]["current"] == "r2"
+    assert predicted["steps"][0]["step"] == "stage" and predicted["release_id"] == "r2"
+    expected = ["stage"] + (["record_previous"] if situation != "fresh host" else []) + ["switch_current"]
+    assert [step["step"] for step in predicted["steps"]][:len(expected)] == expected
+    assert "health" not in predicted
+
+
+def test_installing_a_release_id_again_with_another_site_env_is_refused(root, tmp_path):
+    archive = pack_release(tmp_path, "r2")
+    write_site_env(root, ACTIVATION_COMPONENTS="ssh-access")
+    install_release(root, "r2", fingerprint="sha256:" + "e" * 64)
+    with pytest.raises(RunError, match="already installed with other inputs") as raised:
+        activate(root, RecordingSystemd(Layout(str(root))), state="present", archive=str(archive))
+    assert "a release id is never reused" in str(raised.value)
+
+
+def test_an_archive_needs_the_sites_values_to_be_installed(root, tmp_path):
+    archive = pack_release(tmp_path, "r2")
+    with pytest.raises(RunError, match="site.env does not exist"):
+        activate(root, RecordingSystemd(Layout(str(root))), state="present", archive=str(archive))
+
+
+def test_a_component_the_release_does_not_carry_cannot_be_activated(root):
+    install_release(root, "r1")
+    with pytest.raises(RunError, match="does not carry the component slurm-runtime"):
+        activate(root, RecordingSystemd(Layout(str(root))), release_id="r1", components=["slurm-runtime"])
+
+
+def test_a_template_unit_runs_once_per_site_agent_mode(root):
+    layout = install_release(root, "r1")
+    write_site_env(root)
+    systemd = RecordingSystemd(layout)
+    result = activate(root, systemd, release_id="r1", components=["site-agent"])
+    assert result["units"] == ["waldur-site-agent@order_process.service", "waldur-site-agent@membership_sync.service",
+                               "waldur-site-agent@report.service"]
+    assert os.path.isfile(layout.unit_file("waldur-site-agent@.service"))
+
+
+SHOW = """Id=pharos-ssh-access-agent.service
+ActiveState=active
+UnitFileState=enabled
+
+Id=waldur-site-agent@report.service
+ActiveState=activating
+UnitFileState=disabled
+
+Id=missing.service
+ActiveState=inactive
+UnitFileState=
+"""
+
+
+def test_systemctl_show_is_read_as_each_units_active_and_enabled_state():
+    assert parse_show(SHOW, [SSH_UNIT, "waldur-site-agent@report.service", "missing.service", "other.service"]) == {
+        SSH_UNIT: {"active": "active", "enabled": "enabled"},
+        "waldur-site-agent@report.service": {"active": "activating", "enabled": "disabled"},
+        "missing.service": {"active": "inactive", "enabled": "not-found"},
+        "other.service": {"active": "inactive", "enabled": "not-found"},
+    }
+
+
+def test_systemctl_is_asked_in_one_call_and_a_failure_names_the_command():
+    argvs = []
+
+    def run(argv):
+        argvs.append(argv)
+        return (0, SHOW, "") if argv[1] == "show" else (1, "", "Unit x.service not found.")
+
+    systemd = Systemctl(run, "/usr/bin/systemctl")
+    assert systemd.states([SSH_UNIT])[SSH_UNIT]["active"] == "active"
+    with pytest.raises(release_activate.SystemdError, match="systemctl restart -- x.service failed .exit 1.: Unit x"):
+        systemd.restart(["x.service"])
+    assert argvs[0] == ["/usr/bin/systemctl", "show", "--property=Id,ActiveState,UnitFileState", "--", SSH_UNIT]
