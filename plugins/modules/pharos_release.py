@@ -122,6 +122,7 @@ options:
     default: 3
 requirements:
   - systemd on the managed host; Python 3 with the C(venv) module (Debian C(python3-venv)).
+  - PyYAML on the managed host (Debian C(python3-yaml)).
   - httpx on the managed host for the V(offering) and V(site_api) probes.
 notes:
   - Layout - C(/opt/pharos-hpc/releases/<id>/release) (the verified archive),
@@ -197,8 +198,9 @@ installed:
   elements: str
 """
 
-from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
+from ansible_collections.pharos.hpc.plugins.module_utils.release import YAML_IMPORT_ERROR
 from ansible_collections.pharos.hpc.plugins.module_utils.release_activate import Systemctl
 from ansible_collections.pharos.hpc.plugins.module_utils.release_run import PROBES, RunError, run
 from ansible_collections.pharos.hpc.plugins.module_utils.waldur import WaldurError, read_token
@@ -229,6 +231,8 @@ def argument_spec():
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True,
                            required_if=[("state", "present", ("archive", "release_id"), True)])
+    if YAML_IMPORT_ERROR is not None:
+        module.fail_json(msg=missing_required_lib("PyYAML (Debian: python3-yaml)"), exception=YAML_IMPORT_ERROR)
 
     def command(argv):
         return module.run_command(argv, environ_update={"PIP_NO_INPUT": "1"})
