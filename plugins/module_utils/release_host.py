@@ -25,6 +25,7 @@ import os
 
 from ansible_collections.pharos.hpc.plugins.module_utils.release import RELEASE_ID
 
+
 class PlanError(Exception):
     """The requested state cannot be reached from what the host holds; the message says how to fix it."""
 

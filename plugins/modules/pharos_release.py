@@ -41,10 +41,9 @@ options:
       - V(rolled_back) activates O(release_id), or the recorded C(previous) release when O(release_id) is omitted;
         the release it leaves becomes C(previous).
       - V(stopped) stops and disables the active release's units and keeps everything else.
-      - V(info) changes nothing and returns the current and previous releases, the installed ones, the active
-        record and the units' states.
+      - M(pharos.hpc.pharos_release_info) reports what is installed and active without changing anything.
     type: str
-    choices: [present, active, rolled_back, stopped, info]
+    choices: [present, active, rolled_back, stopped]
     default: active
   archive:
     description:
@@ -149,16 +148,11 @@ EXAMPLES = r"""
 - name: Return to the release that was active before
   pharos.hpc.pharos_release:
     state: rolled_back
-
-- name: What is active
-  pharos.hpc.pharos_release:
-    state: info
-  register: release_status
 """
 
 RETURN = r"""
 release_id:
-  description: The release the run acted on (for V(info) and V(stopped), the current one).
+  description: The release the run acted on (for V(stopped), the current one).
   returned: always
   type: str
   sample: 2026.11.0
@@ -184,18 +178,9 @@ restored:
   returned: on a failed activation
   type: bool
 current:
-  description: With V(info), the current release.
-  returned: when O(state=info) or after an activation
+  description: The release that is current after an activation.
+  returned: after an activation
   type: str
-previous:
-  description: The recorded previous release.
-  returned: when O(state=info)
-  type: str
-installed:
-  description: Every installed release id.
-  returned: when O(state=info)
-  type: list
-  elements: str
 """
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
@@ -208,7 +193,7 @@ from ansible_collections.pharos.hpc.plugins.module_utils.waldur import WaldurErr
 
 def argument_spec():
     return dict(
-        state=dict(type="str", choices=["present", "active", "rolled_back", "stopped", "info"], default="active"),
+        state=dict(type="str", choices=["present", "active", "rolled_back", "stopped"], default="active"),
         archive=dict(type="path"),
         release_id=dict(type="str"),
         components=dict(type="list", elements="str"),

@@ -147,7 +147,7 @@ class RecordingSystemd:
     def restart(self, units):
         self.calls.append(("restart",) + tuple(units))
         current = os.readlink(self.layout.current) if os.path.islink(self.layout.current) else ""
-        failing = current.split("/")[-1] in self.fails_under
+        failing = current.rsplit("/", maxsplit=1)[-1] in self.fails_under
         self.active.update((unit, "failed" if failing else "active") for unit in units)
 
     def stop(self, units):

@@ -9,7 +9,6 @@ import pytest
 from ansible.module_utils.testing import patch_module_args
 from release_host_support import RecordingSystemd, install_release, pack_release, remove, tree, write_site_env
 
-from ansible_collections.pharos.hpc.plugins.module_utils.release_host import Layout
 from ansible_collections.pharos.hpc.plugins.modules import pharos_release
 
 TOKEN = "0123456789abcdef0123456789abcdef01234567"

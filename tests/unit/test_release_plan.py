@@ -44,15 +44,15 @@ CASES = [
      ["record_previous", "switch_current", "install_unit", "daemon_reload", "restart_units", "record_active"]),
     ("the same release active and running changes nothing", desired(), host(**R2_ACTIVE), []),
     ("the same release active with its unit stopped starts it again",
-     desired(), host(**dict(R2_ACTIVE, active="failed")), ["restart_units", "record_active"]),
+     desired(), host(**{**R2_ACTIVE, "active": "failed"}), ["restart_units", "record_active"]),
     ("a rollback to the recorded previous release switches back and restarts",
      desired("rolled_back", "r1", unit_file=OLD_FILE), host(**R2_ACTIVE),
      ["record_previous", "switch_current", "install_unit", "daemon_reload", "restart_units", "record_active"]),
     ("stopped stops and disables the active units and records it",
      desired("stopped", "r2"), host(**R2_ACTIVE), ["stop_units", "disable_units", "record_stopped"]),
     ("stopped when already stopped changes nothing",
-     desired("stopped", "r2"), host(**dict(R2_ACTIVE, active="inactive", enabled="disabled",
-                                          record=dict(RECORD_R1, release_id="r2", state="stopped"))), []),
+     desired("stopped", "r2"), host(**{**R2_ACTIVE, "active": "inactive", "enabled": "disabled",
+                                       "record": dict(RECORD_R1, release_id="r2", state="stopped")}), []),
     ("info never plans a step", desired("info", "r2"), host(**R1_ACTIVE), []),
 ]
 
@@ -69,8 +69,8 @@ REFUSALS = [
     ("activating a release that is not installed needs its archive",
      desired(), host(installed={"r1": "sha256:f1"}), "Release r2 is not installed on this host"),
     ("a named rollback to a release that is not installed names the installed ones",
-     desired("rolled_back", "r9"), host(**R1_ACTIVE), "Cannot roll back to release r9: it is not installed on this host "
-                                                       "(installed: r1, r2)"),
+     desired("rolled_back", "r9"), host(**R1_ACTIVE),
+     "Cannot roll back to release r9: it is not installed on this host (installed: r1, r2)"),
 ]
 
 
@@ -99,7 +99,7 @@ def test_the_diff_says_which_release_becomes_current_and_which_unit_files_and_un
 
 
 def test_a_unit_no_longer_selected_is_stopped():
-    current = host(**dict(R2_ACTIVE, record=dict(RECORD_R1, release_id="r2", units=[UNIT, "old.service"])))
+    current = host(**{**R2_ACTIVE, "record": dict(RECORD_R1, release_id="r2", units=[UNIT, "old.service"])})
     current["units"]["old.service"] = {"active": "active", "enabled": "enabled"}
     steps = plan(desired(), current)
     assert [(step["step"], step.get("units")) for step in steps] == [

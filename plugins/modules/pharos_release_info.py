@@ -1,0 +1,102 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: Pharos HPC engineering
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: pharos_release_info
+short_description: What the Site agents' releases are on a host, changing nothing
+version_added: 0.1.0
+description:
+  - Reports the current and previous releases, every installed release, the record of the last
+    activation and the state of each unit it selected, as M(pharos.hpc.pharos_release) reads them.
+author: Pharos HPC engineering (@pharos-ai-factory)
+attributes:
+  check_mode:
+    support: full
+    description: Reads only; the result is the same in check mode.
+  diff_mode:
+    support: none
+options:
+  root:
+    description:
+      - Directory every managed path is below. Leave it at C(/) on a host; tests give a temporary directory.
+    type: path
+    default: /
+  site_env:
+    description:
+      - The Site's C(site.env). Defaults to C(etc/pharos-hpc/site.env) below O(root).
+    type: path
+requirements:
+  - systemd and PyYAML (Debian C(python3-yaml)) on the managed host.
+seealso:
+  - module: pharos.hpc.pharos_release
+"""
+
+EXAMPLES = r"""
+- name: What is active
+  pharos.hpc.pharos_release_info:
+  register: releases
+
+- name: Say which release runs
+  ansible.builtin.debug:
+    msg: "{{ releases.current }} (previous {{ releases.previous }})"
+"""
+
+RETURN = r"""
+current:
+  description: The release C(/opt/pharos-hpc/current) points at, or null.
+  returned: always
+  type: str
+previous:
+  description: The recorded previous release, or null.
+  returned: always
+  type: str
+installed:
+  description: Every installed release id.
+  returned: always
+  type: list
+  elements: str
+active_record:
+  description: The record of the last activation or stop (C(/var/lib/pharos-hpc/active-release)), or null.
+  returned: always
+  type: dict
+unit_states:
+  description: Each recorded unit with its C(active) and C(enabled) state.
+  returned: always
+  type: dict
+units:
+  description: The units of the last activation.
+  returned: always
+  type: list
+  elements: str
+"""
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+
+from ansible_collections.pharos.hpc.plugins.module_utils.release import YAML_IMPORT_ERROR
+from ansible_collections.pharos.hpc.plugins.module_utils.release_activate import Systemctl
+from ansible_collections.pharos.hpc.plugins.module_utils.release_run import RunError, run
+
+REPORTED = ("current", "previous", "installed", "active_record", "unit_states", "units")
+
+
+def main():
+    module = AnsibleModule(argument_spec=dict(root=dict(type="path", default="/"), site_env=dict(type="path")),
+                           supports_check_mode=True)
+    if YAML_IMPORT_ERROR is not None:
+        module.fail_json(msg=missing_required_lib("PyYAML (Debian: python3-yaml)"), exception=YAML_IMPORT_ERROR)
+    params = dict(state="info", root=module.params["root"], site_env=module.params["site_env"], archive=None,
+                  release_id=None, components=None, instances=None)
+    systemd = Systemctl(module.run_command, module.get_bin_path("systemctl") or "systemctl")
+    try:
+        result = run(params, systemd, module.run_command, True, read_token=None)
+    except RunError as error:
+        module.fail_json(msg=str(error))
+    module.exit_json(changed=False, **dict((key, result.get(key)) for key in REPORTED))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,54 @@
+"""The pharos_release_info module: what is installed and active, read without a single write."""
+
+import contextlib
+import io
+import json
+
+import pytest
+from ansible.module_utils.testing import patch_module_args
+from release_host_support import RecordingSystemd, install_release, remove, tree
+
+from ansible_collections.pharos.hpc.plugins.modules import pharos_release, pharos_release_info
+
+
+def run(module, arguments):
+    output = io.StringIO()
+    with patch_module_args(dict(arguments, _ansible_check_mode=False)), \
+            contextlib.redirect_stdout(output), pytest.raises(SystemExit):
+        module.main()
+    return json.loads(output.getvalue())
+
+
+@pytest.fixture
+def root(tmp_path):
+    root = tmp_path / "root"
+    root.mkdir()
+    yield root
+    remove(root)
+
+
+def test_an_installed_release_that_was_never_activated_is_listed_and_not_current(root, monkeypatch):
+    layout = install_release(root, "r1")
+    monkeypatch.setattr(pharos_release_info, "Systemctl", lambda *arguments: RecordingSystemd(layout))
+    before = tree(str(root))
+    result = run(pharos_release_info, dict(root=str(root)))
+    assert result["changed"] is False
+    assert (result["current"], result["previous"], result["installed"]) == (None, None, ["r1"])
+    assert tree(str(root)) == before
+
+
+def test_after_two_activations_it_reports_current_previous_and_the_running_units(root, monkeypatch):
+    layout = install_release(root, "r1")
+    install_release(root, "r2")
+    systemd = RecordingSystemd(layout)
+    monkeypatch.setattr(pharos_release, "Systemctl", lambda *arguments: systemd)
+    monkeypatch.setattr(pharos_release_info, "Systemctl", lambda *arguments: systemd)
+    for release_id in ("r1", "r2"):
+        activated = run(pharos_release, dict(release_id=release_id, components=["ssh-access"], root=str(root),
+                                             probes=["units"], health_settle=0, health_timeout=1))
+        assert activated["changed"], activated
+    before = tree(str(root))
+    result = run(pharos_release_info, dict(root=str(root)))
+    assert (result["current"], result["previous"], result["installed"]) == ("r2", "r1", ["r1", "r2"])
+    assert result["unit_states"]["pharos-ssh-access-agent.service"]["active"] == "active"
+    assert tree(str(root)) == before
