@@ -11,7 +11,7 @@ export ANSIBLE_FORCE_COLOR ?= false
 export PY_COLORS ?= 0
 
 # Molecule scenarios, in the order `make test` runs them.
-SCENARIOS := default directory cluster scratch
+SCENARIOS := default directory cluster scratch release
 
 .PHONY: help lab lab-down test setup venv engine unit lint sanity molecule clean
 

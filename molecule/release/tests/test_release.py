@@ -1,6 +1,8 @@
 """pharos_release on a real systemd host: the activated agent, a second release, a rollback, and
 an activation that fails and restores the release before it. The tests run in file order."""
 
+import json
+
 testinfra_hosts = ["ansible://login"]
 
 UNIT = "pharos-ssh-access-agent.service"
@@ -11,7 +13,8 @@ def release(host, **arguments):
     """pharos.hpc.pharos_release on the host for real (testinfra's default is check mode)."""
     arguments.setdefault("probes", ["units"])
     arguments.setdefault("health_timeout", 20)
-    return host.ansible("pharos.hpc.pharos_release", arguments, check=False, become=True)
+    # testinfra hands the arguments to ansible's -a, which takes them as JSON.
+    return host.ansible("pharos.hpc.pharos_release", json.dumps(arguments), check=False, become=True)
 
 
 def current(host):
@@ -47,7 +50,8 @@ def test_a_second_release_activates_and_rolled_back_returns_to_the_first(host):
 
 def test_an_activation_whose_unit_exits_restores_the_earlier_release(host):
     failed = release(host, archive="%s/release-broken.tar.gz" % INCOMING, health_timeout=15)
-    assert failed.get("failed"), failed
+    # testinfra passes a failed module's result on without its "failed" key; "restored" says it.
+    assert failed.get("restored") is True, failed
     assert "The earlier release release-a is active again" in failed["msg"]
     assert current(host) == "/opt/pharos-hpc/releases/release-a"
     assert "--interval" not in host.file("/etc/systemd/system/%s" % UNIT).content_string
