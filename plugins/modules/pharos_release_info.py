@@ -19,6 +19,7 @@ attributes:
     description: Reads only; the result is the same in check mode.
   diff_mode:
     support: none
+    description: It changes nothing, so there is nothing to diff.
 options:
   root:
     description:
