@@ -1,0 +1,60 @@
+"""The scratch role refuses a tree it cannot trust before it writes anything there: a root that
+someone else made first, or one reached through a link (docs/scratch.md). Root on the compute
+node sets each case up and puts the real tree back afterwards."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import testinfra
+
+testinfra_hosts = ["ansible://pharos-scratch-login"]
+
+SCENARIO = Path(__file__).resolve().parents[1]
+PROJECT = SCENARIO.parents[1]
+NODE = "pharos-scratch-compute"
+SCRATCH = "/scratch/pharos"
+BOB = 5000002
+
+CASES = {
+    "a root a member made first": (
+        f"mkdir -m 0777 {SCRATCH} && chown {BOB}:{BOB} {SCRATCH} && touch {SCRATCH}/planted",
+        SCRATCH),
+    "a root that is a link to a member's directory": (
+        f"mkdir -m 0755 /var/tmp/elsewhere && chown {BOB}:{BOB} /var/tmp/elsewhere && ln -s /var/tmp/elsewhere {SCRATCH}",
+        "/var/tmp/elsewhere"),
+}
+
+
+@pytest.fixture(scope="module")
+def compute():
+    return testinfra.get_host(f"ansible://{NODE}", ansible_inventory=os.environ["MOLECULE_INVENTORY_FILE"])
+
+
+def converge_the_node():
+    command = [str(Path(sys.executable).parent / "ansible-playbook"),
+               "-i", str(Path(os.environ["MOLECULE_INVENTORY_FILE"]).parent),
+               "--limit", NODE, str(SCENARIO / "converge.yml")]
+    environment = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(PROJECT / "collections"),
+                       ANSIBLE_FORCE_COLOR="false", ANSIBLE_NOCOLOR="true")
+    return subprocess.run(command, cwd=PROJECT, env=environment, capture_output=True, text=True,
+                          timeout=600, check=False)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_untrusted_tree_is_refused_and_nothing_is_written_there(compute, case):
+    plant, planted = CASES[case]
+    assert compute.run(f"mv {SCRATCH} {SCRATCH}.kept && {plant}").rc == 0
+    try:
+        before = compute.run(f"stat -c %u:%g:%a {planted} && ls -A {planted}").stdout
+        run = converge_the_node()
+        after = compute.run(f"stat -c %u:%g:%a {planted} && ls -A {planted}").stdout
+    finally:
+        restored = compute.run(f"rm -rf {SCRATCH} /var/tmp/elsewhere && mv {SCRATCH}.kept {SCRATCH}")
+    assert restored.rc == 0, restored.stderr
+    assert run.returncode != 0, run.stdout[-3000:]
+    assert "is not safe to take over, so nothing was written" in " ".join(run.stdout.split())
+    assert after == before
+    assert f"{BOB}:{BOB}:" in after
