@@ -292,17 +292,12 @@ class SlurmClient:
         self._run([self.sacctmgr, "--immediate"], purpose, data="\n".join(commands) + "\n")
 
     def active_jobs(self, accounts):
-        """{account: [job ids]} of jobs pending or running under the accounts."""
+        """(account, user, job id) of every job pending or running under the accounts."""
         if not accounts:
-            return {}
-        out = self._run([self.squeue, "--noheader", "--format=%a|%i", "--account=" + ",".join(sorted(accounts))],
+            return []
+        out = self._run([self.squeue, "--noheader", "--format=%a|%u|%i", "--account=" + ",".join(sorted(accounts))],
                         "listing the jobs of %s" % ", ".join(sorted(accounts)))
-        jobs = {}
-        for line in out.splitlines():
-            if "|" in line:
-                account, job = line.strip().split("|", 1)
-                jobs.setdefault(account, []).append(job)
-        return jobs
+        return [tuple(line.strip().split("|", 2)) for line in out.splitlines() if line.count("|") == 2]
 
     def cancel(self, job_ids):
         self._run([self.scancel] + sorted(job_ids), "cancelling jobs %s" % ", ".join(sorted(job_ids)))

@@ -117,12 +117,15 @@ options:
     default: keep
   force:
     description:
-      - Remove accounts that still have pending or running jobs, cancelling those jobs. Without it
-        such a removal is refused before any write.
+      - Remove accounts and user associations that still have pending or running jobs, cancelling
+        those jobs. Without it such a removal is refused before any write.
     type: bool
     default: false
   cancel_jobs:
-    description: Cancel the pending and running jobs of accounts that are V(terminated).
+    description:
+      - Cancel the pending and running jobs of accounts that are V(terminated). Without it a
+        termination that meets such jobs is refused before any write, since Slurm keeps an
+        association with jobs.
     type: bool
     default: false
 notes:
@@ -181,6 +184,7 @@ import pwd
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.pharos.hpc.plugins.module_utils.sacctmgr import SacctmgrError, SlurmClient
 from ansible_collections.pharos.hpc.plugins.module_utils.slurm_batch import batches
+from ansible_collections.pharos.hpc.plugins.module_utils.slurm_jobs import JobsInTheWay, accounts_to_watch, jobs_to_cancel
 from ansible_collections.pharos.hpc.plugins.module_utils.slurm_tree import (
     COORDINATOR_RULE, PlanError, coordinator_refusals, declare, diff, plan,
 )
@@ -205,26 +209,17 @@ USER_SPEC = dict(
 )
 
 
-def jobs_to_cancel(module, client, desired, changes):
-    """Jobs that the plan must cancel; refuses to remove an account with jobs unless forced."""
-    removed = set()
-    for change in changes:
-        if change["action"] == "remove_accounts":
-            removed.update(change["accounts"])
+def cancellations(module, client, desired, changes):
+    """Jobs the plan must cancel before it writes; fails when jobs are in its way."""
     terminated = set(name for name, spec in desired["accounts"].items() if spec["state"] == "terminated")
-    if not removed and not (terminated and module.params["cancel_jobs"]):
+    watched = accounts_to_watch(changes, terminated)
+    if not watched:
         return []
-    jobs = client.active_jobs(removed | terminated)
-    busy = dict((account, ids) for account, ids in jobs.items() if account in removed)
-    if busy and not module.params["force"]:
-        module.fail_json(msg="Refusing to remove %s: jobs are pending or running there (%s). Let them finish, "
-                             "cancel them, or set force: true to cancel them with the removal."
-                             % (", ".join(sorted(busy)), "; ".join("%s: %s" % (a, ", ".join(i)) for a, i in sorted(busy.items()))),
-                         changes=changes)
-    cancelled = [job for account, ids in jobs.items() if account in removed for job in ids]
-    if module.params["cancel_jobs"]:
-        cancelled += [job for account, ids in jobs.items() if account in terminated for job in ids]
-    return sorted(set(cancelled))
+    try:
+        return jobs_to_cancel(changes, terminated, client.active_jobs(watched),
+                              module.params["force"], module.params["cancel_jobs"])
+    except JobsInTheWay as error:
+        module.fail_json(msg=str(error), changes=changes)
 
 
 def write(client, changes, current, cancelled):
@@ -270,7 +265,7 @@ def main():
         module.fail_json(msg="; ".join(refusals) + ". " + COORDINATOR_RULE, refusals=refusals, changes=changes)
 
     try:
-        cancelled = jobs_to_cancel(module, client, desired, changes)
+        cancelled = cancellations(module, client, desired, changes)
     except SacctmgrError as error:
         module.fail_json(msg=str(error), changes=changes)
     result = dict(changed=bool(changes or cancelled), changes=changes, cancelled_jobs=cancelled,
