@@ -10,8 +10,10 @@ SCENARIO = Path(__file__).resolve().parents[1]
 PROJECT = SCENARIO.parents[1]
 
 
-def run_playbook(playbook, *options, extra_vars=None, as_json=False):
-    """ansible-playbook on the scenario's inventory; the JSON callback when asked for."""
+def run_playbook(playbook, *options, extra_vars=None, as_json=False, succeed=True):
+    """ansible-playbook on the scenario's inventory; the JSON callback when asked for.
+
+    With succeed=False a failed run is returned too, as (return code, output)."""
     ephemeral = os.environ["MOLECULE_EPHEMERAL_DIRECTORY"]
     command = [str(Path(sys.executable).parent / "ansible-playbook"),
                "-i", str(Path(os.environ["MOLECULE_INVENTORY_FILE"]).parent),
@@ -26,5 +28,7 @@ def run_playbook(playbook, *options, extra_vars=None, as_json=False):
         environment["ANSIBLE_STDOUT_CALLBACK"] = "ansible.posix.json"
     result = subprocess.run(command, cwd=PROJECT, env=environment, capture_output=True,
                             text=True, timeout=600, check=False)
+    if not succeed:
+        return result.returncode, result.stdout + result.stderr
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
     return json.loads(result.stdout) if as_json else result.stdout

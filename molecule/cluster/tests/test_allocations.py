@@ -15,9 +15,9 @@ HOST = "pharos-cluster-login"
 SCENARIO_ALLOCATIONS = [{"name": "test", "node_hours": 10, "members": ["pharosalice", "pharosbob"]}]
 
 
-def keep(allocations, *options):
-    return run_playbook("allocations.yml", *options, extra_vars={"scenario_allocations": allocations},
-                        as_json=True)
+def keep(allocations, *options, cancel_jobs=False, succeed=True):
+    extra = {"scenario_allocations": allocations, "slurm_accounts_cancel_jobs": cancel_jobs}
+    return run_playbook("allocations.yml", *options, extra_vars=extra, as_json=succeed, succeed=succeed)
 
 
 def changed(report):
@@ -46,8 +46,9 @@ def account_node_minutes(host, account):
     return [row.split("|")[1] for row in rows if row.startswith("|")][0]
 
 
-def submit(host, member, *options):
-    return host.run(f"runuser -u {member} -- sbatch --parsable -p compute -t 1 {' '.join(options)} --wrap true")
+def submit(host, member, *options, command="true"):
+    return host.run(f"runuser -u {member} -- sbatch --parsable -p compute -t 10 --mem=64 {' '.join(options)} "
+                    f"--wrap '{command}'")
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -94,9 +95,20 @@ def test_member_who_left_every_project_keeps_only_the_default_and_cannot_submit(
 def test_terminated_allocation_refuses_the_jobs_it_took(host):
     spring = {"name": "spring", "node_hours": 1, "members": ["pharosalice"]}
     keep(SCENARIO_ALLOCATIONS + [spring])
-    assert submit(host, "pharosalice", "-A pharos_a_spring").rc == 0
+    taken = submit(host, "pharosalice", "-A pharos_a_spring", command="sleep 600")
+    assert taken.rc == 0, taken.stderr
+    job = taken.stdout.strip()
 
-    keep(SCENARIO_ALLOCATIONS + [dict(spring, state="terminated")])
+    # Slurm keeps an association with jobs: without cancel_jobs the termination is refused
+    # before anything is written.
+    returncode, output = keep(SCENARIO_ALLOCATIONS + [dict(spring, state="terminated")], succeed=False)
+    assert returncode != 0
+    assert f"Refusing to terminate pharos_a_spring: jobs are pending or running there (pharos_a_spring: {job})" \
+        in " ".join(output.split())
+    assert associations(host, "pharosalice") == ["pharos_a_spring", "pharos_a_test", "pharos_default"]
+
+    keep(SCENARIO_ALLOCATIONS + [dict(spring, state="terminated")], cancel_jobs=True)
+    assert host.run(f"squeue -h -t PENDING,RUNNING -j {job}").stdout.strip() == ""
     refused = submit(host, "pharosalice", "-A pharos_a_spring")
     assert refused.rc != 0, refused.stdout
     # The seed's soft delete: the account stays, without users and with its limits zeroed.
