@@ -47,7 +47,7 @@ def account_node_minutes(host, account):
 
 
 def submit(host, member, *options, command="true"):
-    return host.run(f"runuser -u {member} -- sbatch --parsable -p compute -t 10 --mem=64 {' '.join(options)} "
+    return host.run(f"runuser -u {member} -- sbatch --parsable --chdir=/tmp -p compute -t 10 --mem=64 {' '.join(options)} "
                     f"--wrap '{command}'")
 
 
@@ -98,6 +98,7 @@ def test_terminated_allocation_refuses_the_jobs_it_took(host):
     taken = submit(host, "pharosalice", "-A pharos_a_spring", command="sleep 600")
     assert taken.rc == 0, taken.stderr
     job = taken.stdout.strip()
+    assert host.run(f"squeue -h -t PENDING,RUNNING -j {job}").stdout.strip(), "the allocation's job ended at once"
 
     # Slurm keeps an association with jobs: without cancel_jobs the termination is refused
     # before anything is written.
