@@ -24,3 +24,14 @@ def lab_engine():
     module = importlib.util.module_from_spec(spec)
     loader.exec_module(module)
     return module
+
+
+@pytest.fixture
+def root(tmp_path):
+    """An empty directory that stands for a host's /, for the release tests; removed afterwards
+    even where the release made its tree read-only."""
+    from release_host_support import remove  # pylint: disable=import-outside-toplevel
+    root = tmp_path / "root"
+    root.mkdir()
+    yield root
+    remove(root)

@@ -6,7 +6,7 @@ import json
 
 import pytest
 from ansible.module_utils.testing import patch_module_args
-from release_host_support import RecordingSystemd, install_release, remove, tree
+from release_host_support import RecordingSystemd, install_release, tree
 
 from ansible_collections.pharos.hpc.plugins.modules import pharos_release, pharos_release_info
 
@@ -17,14 +17,6 @@ def run(module, arguments):
             contextlib.redirect_stdout(output), pytest.raises(SystemExit):
         module.main()
     return json.loads(output.getvalue())
-
-
-@pytest.fixture
-def root(tmp_path):
-    root = tmp_path / "root"
-    root.mkdir()
-    yield root
-    remove(root)
 
 
 def test_an_installed_release_that_was_never_activated_is_listed_and_not_current(root, monkeypatch):

@@ -7,7 +7,7 @@ import json
 import certifi
 import pytest
 from ansible.module_utils.testing import patch_module_args
-from release_host_support import RecordingSystemd, install_release, pack_release, remove, tree, write_site_env
+from release_host_support import RecordingSystemd, install_release, pack_release, tree, write_site_env
 
 from ansible_collections.pharos.hpc.plugins.modules import pharos_release
 
@@ -20,14 +20,6 @@ def run_module(arguments, check=False):
             contextlib.redirect_stdout(output), pytest.raises(SystemExit):
         pharos_release.main()
     return json.loads(output.getvalue()), output.getvalue()
-
-
-@pytest.fixture
-def root(tmp_path):
-    root = tmp_path / "root"
-    root.mkdir()
-    yield root
-    remove(root)
 
 
 def test_check_mode_predicts_the_stage_of_an_archive_and_writes_nothing(root, tmp_path):

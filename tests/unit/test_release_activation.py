@@ -6,21 +6,13 @@ from pathlib import Path
 
 import pytest
 from release_host_support import (
-    SSH_UNIT, Clock, RecordingSystemd, install_release, no_token, pack_release, params, read_record, remove, tree,
+    SSH_UNIT, Clock, RecordingSystemd, install_release, no_token, pack_release, params, read_record, tree,
     unit_text, write_site_env)
 
 from ansible_collections.pharos.hpc.plugins.module_utils import release_activate
 from ansible_collections.pharos.hpc.plugins.module_utils.release_activate import Systemctl, parse_show
 from ansible_collections.pharos.hpc.plugins.module_utils.release_host import Layout
 from ansible_collections.pharos.hpc.plugins.module_utils.release_run import RunError, run
-
-
-@pytest.fixture
-def root(tmp_path):
-    root = tmp_path / "root"
-    root.mkdir()
-    yield root
-    remove(root)
 
 
 def activate(root, systemd, check=False, **overrides):

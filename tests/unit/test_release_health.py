@@ -3,23 +3,11 @@ polled until the timeout. The HTTP probes run against the Waldur simulator in
 tests/integration/waldur/test_release_probes.py."""
 
 import pytest
+from release_host_support import Clock
 
 from ansible_collections.pharos.hpc.plugins.module_utils.release_health import failures, units_active
 
 UNIT = "pharos-ssh-access-agent.service"
-
-
-class Clock:
-    """A clock the probe's sleeps advance, so waiting costs no real time."""
-
-    def __init__(self):
-        self.now = 0.0
-
-    def __call__(self):
-        return self.now
-
-    def sleep(self, seconds):
-        self.now += seconds
 
 
 class ScriptedSystemd:
