@@ -156,7 +156,7 @@ def run(params, systemd, command, check_mode, read_token, sleep=time.sleep, cloc
         steps = plan(desired, host)
     except (PlanError, StageError, SystemdError, release.ReleaseError) as error:
         raise RunError(str(error)) from None
-    result = {"changed": bool(steps), "release_id": release_id, "steps": steps, "units": units,
+    result = {"changed": bool(steps), "release_id": release_id, "fingerprint": fingerprint, "steps": steps, "units": units,
               "components": components, "diff": predict(host, steps, desired)}
     if state == "info":
         result.update(current=host["current"], previous=host["previous"], installed=sorted(host["installed"]),

@@ -156,6 +156,12 @@ release_id:
   returned: always
   type: str
   sample: 2026.11.0
+fingerprint:
+  description:
+    - SHA-256 of the archive's manifest and site.env's values, which an install records; null without O(archive).
+    - A host that holds the same release id with another fingerprint refuses it.
+  returned: always
+  type: str
 steps:
   description: The plan, applied in order (in check mode, what a run would apply); empty when nothing differs.
   returned: always

@@ -1,0 +1,85 @@
+"""What the release scenario's tests share: its playbook runs, its files and its Waldur."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+
+SCENARIO = Path(__file__).resolve().parents[1]
+PROJECT = SCENARIO.parents[1]
+EPHEMERAL = Path(os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY", "/nonexistent"))
+RELEASES = EPHEMERAL / "releases"
+SITE_ENV = EPHEMERAL / "site.env"
+SIMULATOR = EPHEMERAL / "waldur"
+OFFERING_UUID = "0ffe71b9c0ffee00d15ea5e000000001"
+WALDUR_PORT = 18443
+
+SITE_AGENT_UNITS = ["waldur-site-agent@%s.service" % mode for mode in ("order_process", "membership_sync", "report")]
+SSH_ACCESS_UNIT = "pharos-ssh-access-agent.service"
+ALL_UNITS = SITE_AGENT_UNITS + [SSH_ACCESS_UNIT]
+
+
+def run_playbook(playbook, *options, extra_vars=None, as_json=False, succeed=True):
+    """ansible-playbook playbooks/<playbook> on the scenario's inventory, as an administrator runs it.
+
+    With succeed=False a failed run is returned too, as (return code, output)."""
+    command = [str(Path(sys.executable).parent / "ansible-playbook"),
+               "-i", str(Path(os.environ["MOLECULE_INVENTORY_FILE"]).parent), *options]
+    if extra_vars is not None:
+        command += ["-e", json.dumps(extra_vars)]
+    command.append(str(PROJECT / "playbooks" / playbook))
+    environment = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(PROJECT / "collections"),
+                       ANSIBLE_FORCE_COLOR="false", ANSIBLE_NOCOLOR="true")
+    if as_json:
+        environment["ANSIBLE_STDOUT_CALLBACK"] = "ansible.posix.json"
+    result = subprocess.run(command, cwd=PROJECT, env=environment, capture_output=True, text=True, timeout=900,
+                            check=False)
+    if not succeed:
+        return result.returncode, result.stdout + result.stderr
+    assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
+    return json.loads(result.stdout) if as_json else result.stdout
+
+
+def task_results(report, task_name):
+    """Each host's result of the task named task_name in an ansible.posix.json report."""
+    return [task["hosts"] for play in report["plays"] for task in play["tasks"] if task["task"]["name"] == task_name]
+
+
+def changed_count(output):
+    """The changed= figure of the single host in a PLAY RECAP."""
+    recap = output[output.rindex("PLAY RECAP"):]
+    return int(recap.split("changed=")[1].split()[0])
+
+
+def site_env_with(path, **values):
+    """A copy of the scenario's site.env at path with the given keys replaced; returns its path."""
+    lines = []
+    for line in SITE_ENV.read_text().splitlines():
+        key = line.split("=", 1)[0]
+        lines.append("%s=%s" % (key, values[key]) if key in values else line)
+    path.write_text("\n".join(lines) + "\n")
+    return str(path)
+
+
+def current(host):
+    return host.file("/opt/pharos-hpc/current").linked_to
+
+
+def release(host, **arguments):
+    """pharos.hpc.pharos_release on the host for real (testinfra's default is check mode)."""
+    # testinfra hands the arguments to ansible's -a, which takes them as JSON.
+    return host.ansible("pharos.hpc.pharos_release", json.dumps(arguments), check=False, become=True)
+
+
+def waldur(host, method, path, body=None):
+    """A call to the scenario's Waldur with the Site agent's token, from the controller."""
+    address = host.check_output("getent hosts waldur.lab").split()[0]
+    token = (SIMULATOR / "site-agent-token").read_text().strip()
+    with httpx.Client(verify=str(SIMULATOR / "ca.pem"), timeout=10,
+                      headers={"Authorization": "Token %s" % token}) as client:
+        response = client.request(method, "https://%s:%d/api/%s" % (address, WALDUR_PORT, path), json=body)
+    response.raise_for_status()
+    return response.json() if response.content else None

@@ -1,0 +1,99 @@
+"""What must stop a release before it changes anything (seed 002 §8): a missing secret, a tampered
+archive, a component the release does not carry, a reused release id with other inputs; and
+check.yml, which changes nothing and names every failed precondition in one run. These run before
+test_release_changes.py (file order), while release-b was never installed."""
+
+import io
+import tarfile
+
+import pytest
+from scenario import RELEASES, changed_count, current, run_playbook, site_env_with
+
+testinfra_hosts = ["ansible://login"]
+
+RELEASE_A = "/opt/pharos-hpc/releases/release-a"
+
+
+def configuration_digest(host):
+    """One digest over every file under /etc/pharos-hpc and the release links, to see that nothing moved."""
+    return host.check_output("find /etc/pharos-hpc /opt/pharos-hpc -maxdepth 1 -printf '%%p %%l %%T@\\n' | sort "
+                             "| sha256sum && sha256sum /etc/pharos-hpc/*.* /etc/pharos-hpc/secrets/* | sha256sum")
+
+
+@pytest.fixture
+def unchanged(host):
+    """Asserts after the test that the host's configuration, secrets and releases did not change."""
+    before = configuration_digest(host), current(host)
+    yield
+    assert (configuration_digest(host), current(host)) == before
+
+
+@pytest.fixture
+def ldap_password_withheld(host):
+    """The Site agent's LDAP password in neither the token directory nor the adopted secrets."""
+    host.check_output("mkdir -p /root/partial-tokens && cp -p /root/pharos-tokens/* /root/partial-tokens/ && "
+                      "rm /root/partial-tokens/site-agent-ldap-password && "
+                      "mv /etc/pharos-hpc/secrets/site-agent-ldap-password /root/withheld-ldap-password")
+    yield "/root/partial-tokens"
+    host.check_output("mv /root/withheld-ldap-password /etc/pharos-hpc/secrets/site-agent-ldap-password && "
+                      "rm -r /root/partial-tokens")
+
+
+def test_check_playbook_reports_the_active_release_and_changes_nothing(host, unchanged):
+    output = run_playbook("check.yml")
+    assert changed_count(output) == 0
+    assert "Current release release-a" in output
+
+
+def test_a_missing_secret_stops_the_release_before_any_change(host, ldap_password_withheld):
+    before = configuration_digest(host)
+    rc, output = run_playbook("release.yml", succeed=False, extra_vars={
+        "pharos_token_directory": ldap_password_withheld,
+        "pharos_release_archive": str(RELEASES / "release-b.tar.gz")})
+    assert rc != 0
+    assert "Secret site-agent-ldap-password is neither in the token directory /root/partial-tokens" in output
+    assert configuration_digest(host) == before and current(host) == RELEASE_A
+    assert not host.file("/opt/pharos-hpc/releases/release-b").exists
+    assert not host.file("/var/lib/pharos-hpc/incoming/release-b.tar.gz").exists
+
+
+def test_check_names_every_failed_precondition_in_one_run(host, tmp_path, ldap_password_withheld, unchanged):
+    broken_site_env = site_env_with(tmp_path / "site.env", CENTRAL_OFFERING_UUID="NOT-A-UUID",
+                                    ACTIVATION_COMPONENTS="site-agent ssh-access")
+    rc, output = run_playbook("check.yml", succeed=False, extra_vars={
+        "pharos_token_directory": ldap_password_withheld, "pharos_site_env_file": broken_site_env})
+    assert rc != 0
+    assert "CENTRAL_OFFERING_UUID" in output
+    assert "Secret site-agent-ldap-password" in output
+
+
+def test_a_tampered_release_is_refused_before_any_change(host, tmp_path, unchanged):
+    tampered = tmp_path / "release-b.tar.gz"
+    with tarfile.open(RELEASES / "release-b.tar.gz") as original, tarfile.open(tampered, "w:gz") as copy:
+        for member in original.getmembers():
+            data = original.extractfile(member) if member.isfile() else None
+            if member.name.endswith("units/pharos-ssh-access-agent.service"):
+                content = data.read().replace(b"NoNewPrivileges=yes", b"NoNewPrivileges=no")
+                member.size = len(content)
+                data = io.BytesIO(content)
+            copy.addfile(member, data)
+    rc, output = run_playbook("release.yml", succeed=False, extra_vars={"pharos_release_archive": str(tampered)})
+    assert rc != 0
+    assert "units/pharos-ssh-access-agent.service" in output and "SHA256SUMS" in output
+    assert not host.file("/opt/pharos-hpc/releases/release-b").exists
+
+
+def test_a_component_the_release_does_not_carry_cannot_be_activated(host, tmp_path, unchanged):
+    site_env = site_env_with(tmp_path / "site.env", ACTIVATION_COMPONENTS="site-agent ssh-access slurm-runtime")
+    rc, output = run_playbook("release.yml", succeed=False, extra_vars={"pharos_site_env_file": site_env})
+    assert rc != 0
+    assert "slurm-runtime" in output
+    assert not host.service("pharos-slurm-runtime.service").is_running
+
+
+def test_a_release_id_reused_with_other_inputs_is_refused_before_any_change(host, tmp_path, unchanged):
+    site_env = site_env_with(tmp_path / "site.env", SLURM_COMPUTE_PARTITION="gh200")
+    rc, output = run_playbook("release.yml", succeed=False, extra_vars={"pharos_site_env_file": site_env})
+    assert rc != 0
+    assert "Release release-a is installed on this host with other inputs" in output
+    assert "SLURM_COMPUTE_PARTITION=compute" in host.file("/etc/pharos-hpc/site.env").content_string
