@@ -103,3 +103,16 @@ def test_a_second_build_of_the_same_release_id_is_refused(archive):
          "--output-dir", str(archive.parent)], capture_output=True, text=True, timeout=60, check=False)
     assert completed.returncode == 1
     assert "a release id is built once; choose a new --release-id" in completed.stderr
+
+
+def test_a_spec_whose_build_environment_is_not_strings_is_refused_before_any_download(tmp_path):
+    spec = tmp_path / "spec.yml"
+    spec.write_text("dependency_mode: wheelhouse\nsite_env_example: x\ncomponents:\n"
+                    "  site-agent:\n    build_from_source: [PyYAML==6.0.1]\n"
+                    "    build_environment: {PYYAML_FORCE_LIBYAML: 0}\n")
+    completed = subprocess.run(
+        [sys.executable, str(BUILDER), "--spec", str(spec), "--release-id", "refused", "--output-dir",
+         str(tmp_path / "dist")], capture_output=True, text=True, timeout=60, check=False)
+    assert completed.returncode == 1
+    assert "component site-agent: build_environment maps variable names to strings (quote numbers)" in completed.stderr
+    assert not (tmp_path / "dist").exists()
