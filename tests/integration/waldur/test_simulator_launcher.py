@@ -1,0 +1,147 @@
+"""`python -m waldur_simulator`, the simulator a lab container's Site agent talks to, run as a process.
+
+Each case reads the launched simulator the way the container will: over TLS verified against
+the ca.pem it wrote, with the token it wrote, and through pharos' own health probes.
+"""
+
+import ipaddress
+import json
+import os
+import signal
+import ssl
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+from conftest import PROJECT
+from cryptography import x509
+
+from ansible_collections.pharos.hpc.plugins.module_utils.release_health import offering_active, site_api_answers
+
+OFFERING_UUID = "5eed" * 8
+READY_TIMEOUT = 60
+
+
+class Launched:
+    """One simulator process; its ready file as a dict, and what it wrote."""
+
+    def __init__(self, state_dir, *extra):
+        self.state_dir = state_dir
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "waldur_simulator", "--port", "0", "--site-api-port", "0",
+             "--name", "waldur.lab", "--name", "site-api.lab", "--state-dir", str(state_dir),
+             "--offering-uuid", OFFERING_UUID, *extra],
+            env=dict(os.environ, PYTHONPATH=str(PROJECT / "tests" / "fixtures")),
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.ready = self._wait_until_ready()
+        self.token = (state_dir / "site-agent-token").read_text().strip()
+        self.tls = ssl.create_default_context(cafile=str(state_dir / "ca.pem"))
+        self.origin = "https://127.0.0.1:%d" % self.ready["port"]
+
+    def _wait_until_ready(self):
+        deadline = time.monotonic() + READY_TIMEOUT
+        while time.monotonic() < deadline:
+            if (self.state_dir / "ready").exists():
+                return json.loads((self.state_dir / "ready").read_text())
+            if self.process.poll() is not None:
+                raise AssertionError("the simulator exited %d:\n%s"
+                                     % (self.process.returncode, self.process.stdout.read()))
+            time.sleep(0.1)
+        self.process.kill()
+        raise AssertionError("the simulator wrote no ready file in %d s" % READY_TIMEOUT)
+
+    def get(self, path, token=None):
+        headers = {"Authorization": "Token " + (token or self.token)}
+        return httpx.get(self.origin + path, headers=headers, verify=self.tls, timeout=5.0)
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        try:
+            return self.process.wait(timeout=10)
+        finally:
+            self.process.stdout.close()
+
+
+@pytest.fixture(scope="module")
+def launched(tmp_path_factory):
+    simulator = Launched(tmp_path_factory.mktemp("simulator"), "--bind", "127.0.0.1")
+    yield simulator
+    simulator.stop()
+
+
+def test_the_offering_is_read_over_tls_with_the_written_token_and_ca(launched):
+    response = launched.get("/api/marketplace-provider-offerings/%s/" % OFFERING_UUID)
+    assert response.status_code == 200
+    offering = response.json()
+    assert (offering["uuid"], offering["state"], offering["type"]) == (OFFERING_UUID, "Active", "Marketplace.Slurm")
+    assert offering["plugin_options"] == {"username_generation_policy": "service_provider",
+                                          "service_provider_can_create_offering_user": True}
+    (node,) = offering["components"]
+    assert {name: node[name] for name in ("type", "name", "billing_type", "measured_unit", "unit_factor",
+                                          "limit_period")} == {
+        "type": "node", "name": "Node-hours", "billing_type": "limit", "measured_unit": "hours",
+        "unit_factor": 60, "limit_period": "total"}
+
+
+def test_the_token_belongs_to_the_owner_of_the_offerings_customer(launched):
+    me = launched.get("/api/users/me/").json()
+    assert me["username"] == "pharos-agent"
+    assert [(permission["role_name"], permission["scope_uuid"]) for permission in me["permissions"]] \
+        == [("CUSTOMER.OWNER", launched.ready["customer_uuid"])]
+    assert oct((launched.state_dir / "site-agent-token").stat().st_mode & 0o777) == "0o600"
+
+
+def test_a_wrong_token_is_refused_with_a_drf_detail(launched):
+    response = launched.get("/api/marketplace-provider-offerings/%s/" % OFFERING_UUID, token="0" * 40)
+    assert response.status_code == 401 and response.json() == {"detail": "Invalid token."}
+
+
+def test_pharos_health_probes_find_the_offering_active_and_the_site_api_answering(launched):
+    ca_file = str(launched.state_dir / "ca.pem")
+    api_url = "https://127.0.0.1:%d/api/" % launched.ready["port"]
+    assert offering_active(api_url, launched.token, ca_file, OFFERING_UUID, 5.0) is None
+    assert site_api_answers("https://127.0.0.1:%d" % launched.ready["site_api_port"], ca_file, 5.0) is None
+
+
+def test_the_site_api_stand_in_answers_401_to_a_request_without_credentials(launched):
+    response = httpx.get("https://127.0.0.1:%d/" % launched.ready["site_api_port"], verify=launched.tls, timeout=5.0)
+    assert response.status_code == 401
+    assert response.json() == {"detail": "Authentication credentials were not provided."}
+
+
+def test_the_certificate_names_the_hosts_and_the_bind_address(launched):
+    certificate = x509.load_pem_x509_certificate((launched.state_dir / "server.pem").read_bytes())
+    names = certificate.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert names.get_values_for_type(x509.DNSName) == ["waldur.lab", "site-api.lab"]
+    assert names.get_values_for_type(x509.IPAddress) == [ipaddress.ip_address("127.0.0.1")]
+    assert launched.ready["api_url"] == "https://waldur.lab:%d/api/" % launched.ready["port"]
+
+
+def test_sigterm_stops_it_cleanly_and_removes_ready(tmp_path):
+    simulator = Launched(tmp_path, "--bind", "127.0.0.1")
+    assert simulator.stop() == 0
+    assert not (tmp_path / "ready").exists() and (tmp_path / "ca.pem").exists()
+
+
+def test_bound_to_every_address_it_answers_on_an_address_named_in_its_certificate(tmp_path):
+    simulator = Launched(tmp_path, "--bind", "0.0.0.0", "--address", "127.0.0.1")
+    try:
+        assert simulator.get("/api/marketplace-provider-offerings/%s/" % OFFERING_UUID).json()["state"] == "Active"
+        certificate = x509.load_pem_x509_certificate((tmp_path / "server.pem").read_bytes())
+        names = certificate.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+        assert names.get_values_for_type(x509.IPAddress) == [ipaddress.ip_address("127.0.0.1")]
+    finally:
+        assert simulator.stop() == 0
+
+
+def test_a_port_already_taken_is_a_sentence_not_a_traceback(launched, tmp_path):
+    completed = subprocess.run(
+        [sys.executable, "-m", "waldur_simulator", "--bind", "127.0.0.1", "--port", str(launched.ready["port"]),
+         "--name", "waldur.lab", "--state-dir", str(tmp_path), "--offering-uuid", OFFERING_UUID],
+        env=dict(os.environ, PYTHONPATH=str(PROJECT / "tests" / "fixtures")),
+        capture_output=True, text=True, timeout=60, check=False)
+    assert completed.returncode == 1 and "Traceback" not in completed.stderr
+    assert "cannot listen on 127.0.0.1" in completed.stderr and "Fix: free the port" in completed.stderr
