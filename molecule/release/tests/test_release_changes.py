@@ -6,15 +6,16 @@ from scenario import ALL_UNITS, OFFERING_UUID, RELEASES, changed_count, current,
 
 testinfra_hosts = ["ansible://login"]
 
-ACTIVATE = "Install and activate the release"
+ACTIVATE = "pharos.hpc.release : Install and activate the release"
 RELEASE_A = "/opt/pharos-hpc/releases/release-a"
 RELEASE_B = "/opt/pharos-hpc/releases/release-b"
 WITH_RELEASE_B = {"pharos_release_archive": str(RELEASES / "release-b.tar.gz")}
 
 
 def activation(report):
-    [hosts] = task_results(report, ACTIVATE)
-    [result] = hosts.values()
+    """The activation's result; a real run and a check run each run one of the two tasks of that name."""
+    [result] = [result for hosts in task_results(report, ACTIVATE) for result in hosts.values()
+                if not result.get("skipped")]
     return result
 
 

@@ -1,0 +1,80 @@
+# -*- coding: utf-8 -*-
+# Copyright: Pharos HPC engineering
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+name: release_archive
+author: Pharos HPC engineering (@pharos-ai-factory)
+short_description: Check a release archive on the controller and say what it carries
+description:
+  - Unpacks each given release archive into a temporary directory on the controller, checks
+    its SHA256SUMS (missing, extra and altered files, links, paths outside the release are all
+    refused) and its manifest, and removes the directory again (seed 002 section 2).
+  - Returns what a preflight needs before anything reaches a host - the release id, its
+    components, dependency mode and Python version, and with O(site_env) the fingerprint an
+    install records.
+options:
+  _terms:
+    description: Paths of release archives on the controller.
+    required: true
+    type: list
+    elements: path
+  site_env:
+    description:
+      - A site.env on the controller; its values are checked against the release's components
+        and go into the returned fingerprint.
+    type: path
+"""
+
+EXAMPLES = r"""
+- name: Check the archive and compare its fingerprint with the one the host recorded
+  ansible.builtin.set_fact:
+    archive: "{{ lookup('pharos.hpc.release_archive', 'dist/2026.11.0.tar.gz', site_env='files/site.env') }}"
+"""
+
+RETURN = r"""
+_raw:
+  description:
+    - One dictionary per archive - C(release_id), C(components) (list), C(dependency_mode),
+      C(python_version) and C(fingerprint) (null without O(site_env)).
+  type: list
+  elements: dict
+"""
+
+import os
+
+from ansible.errors import AnsibleLookupError
+from ansible.plugins.lookup import LookupBase
+
+from ansible_collections.pharos.hpc.plugins.module_utils import release
+from ansible_collections.pharos.hpc.plugins.module_utils.release_stage import StageError, inspect_archive
+from ansible_collections.pharos.hpc.plugins.module_utils.site_env import SiteEnvError
+from ansible_collections.pharos.hpc.plugins.module_utils.site_env_rules import check_file
+
+
+class LookupModule(LookupBase):
+
+    def run(self, terms, variables=None, **kwargs):
+        self.set_options(var_options=variables, direct=kwargs)
+        site_env = self.get_option("site_env")
+        results = []
+        for archive in terms:
+            if not os.path.isfile(archive):
+                raise AnsibleLookupError("pharos.hpc.release_archive: %s is not a file on the controller. Fix: give "
+                                         "the path of the release archive there." % archive)
+            try:
+                manifest, _units = inspect_archive(archive)
+                values = check_file(site_env, list(manifest["components"]), manifest["dependency_mode"]) if site_env else None
+            except StageError as error:
+                raise AnsibleLookupError("pharos.hpc.release_archive: %s" % error)
+            except (SiteEnvError, OSError) as error:
+                raise AnsibleLookupError("pharos.hpc.release_archive: %s: %s" % (site_env, error))
+            results.append({"release_id": manifest["release_id"], "components": sorted(manifest["components"]),
+                            "dependency_mode": manifest["dependency_mode"],
+                            "python_version": manifest.get("python_version"),
+                            "fingerprint": release.fingerprint(manifest, values) if values is not None else None})
+        return results
