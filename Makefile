@@ -13,7 +13,7 @@ export PY_COLORS ?= 0
 # Molecule scenarios, in the order `make test` runs them.
 SCENARIOS := default directory cluster scratch release
 
-.PHONY: help lab lab-down test setup venv engine unit lint sanity molecule clean
+.PHONY: help lab lab-down test setup venv engine unit static lint sanity molecule clean
 
 help:
 	@echo "make lab       set up, bring up the laboratory Site in local containers, print how to use it"
@@ -26,8 +26,11 @@ lab: setup
 lab-down: venv
 	ansible-playbook playbooks/lab_down.yml
 
+# pytest and the static checks need no container and share nothing, so they run side by side
+# (each one's output printed whole when it ends); the scenarios follow, one at a time.
 test: setup
-	@$(MAKE) --no-print-directory unit lint sanity molecule
+	@$(MAKE) --no-print-directory --jobs=2 --output-sync=target unit static
+	@$(MAKE) --no-print-directory molecule
 
 setup: venv engine
 
@@ -47,6 +50,9 @@ engine:
 unit: venv
 	@echo "== pytest: unit tests, and integration tests against local stand-ins"
 	time pytest tests/unit tests/integration
+
+static: venv
+	@$(MAKE) --no-print-directory lint sanity
 
 lint: venv
 	@echo "== ansible-lint (production profile)"
