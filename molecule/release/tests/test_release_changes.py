@@ -13,9 +13,8 @@ WITH_RELEASE_B = {"pharos_release_archive": str(RELEASES / "release-b.tar.gz")}
 
 
 def activation(report):
-    """The activation's result; a real run and a check run each run one of the two tasks of that name."""
-    [result] = [result for hosts in task_results(report, ACTIVATE) for result in hosts.values()
-                if not result.get("skipped")]
+    [hosts] = task_results(report, ACTIVATE)
+    [result] = hosts.values()
     return result
 
 
