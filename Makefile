@@ -10,10 +10,15 @@ export PATH := $(BIN):$(PATH)
 export ANSIBLE_FORCE_COLOR ?= false
 export PY_COLORS ?= 0
 
+# Debian packages the controller's tests use: shellcheck for the shell that ships, iproute2 for
+# the address of the Docker bridge that the release scenario's stand-ins listen on.
+TOOLS := shellcheck iproute2
+AS_ROOT := $(if $(filter 0,$(shell id -u)),,sudo)
+
 # Molecule scenarios, in the order `make test` runs them.
 SCENARIOS := default directory cluster scratch release
 
-.PHONY: help lab lab-down test setup venv engine unit static lint sanity molecule clean
+.PHONY: help lab lab-down test setup venv tools engine unit static lint sanity molecule clean
 
 help:
 	@echo "make lab       set up, bring up the laboratory Site in local containers, print how to use it"
@@ -32,7 +37,16 @@ test: setup
 	@$(MAKE) --no-print-directory --jobs=2 --output-sync=target unit static
 	@$(MAKE) --no-print-directory molecule
 
-setup: venv engine
+setup: venv tools engine
+
+tools:
+	@missing=$$(for package in $(TOOLS); do \
+	  dpkg-query -W -f='$${Status}' $$package 2>/dev/null | grep -qx 'install ok installed' || echo $$package; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "== installing" $$missing "from Debian"; \
+	  $(AS_ROOT) apt-get update -qq; \
+	  $(AS_ROOT) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
 
 venv: $(VENV)/.installed
 
