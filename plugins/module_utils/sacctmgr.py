@@ -13,6 +13,9 @@ that Slurm would not make.
 from __future__ import annotations
 
 import re
+from concurrent.futures import ThreadPoolExecutor
+
+from ansible_collections.pharos.hpc.plugins.module_utils.bounded_command import CommandTimeout
 
 ACCOUNT_ROOT = "root"
 
@@ -43,6 +46,25 @@ def read_commands(sacctmgr, cluster):
         # DefaultAccount is per cluster: without the condition sacctmgr shows another cluster's.
         "users": base + ["show", "users", "format=" + ",".join(USER_FIELDS), "where", "cluster=" + cluster],
     }
+
+
+def targeted_read_commands(sacctmgr, cluster, accounts, users):
+    """Reads of only the named accounts and users: their associations, accounts and user records."""
+    base = [sacctmgr, "--noheader", "--parsable2"]
+    association_read = base + ["show", "associations", "WOPLimits", "format=" + ",".join(ASSOCIATION_FIELDS),
+                               "where", "cluster=" + cluster]
+    commands = {}
+    if accounts:
+        names = ",".join(sorted(accounts))
+        commands["associations of accounts"] = association_read + ["accounts=" + names]
+        commands["accounts"] = base + ["show", "accounts", "withcoord", "format=" + ",".join(ACCOUNT_FIELDS),
+                                       "where", "names=" + names]
+    if users:
+        names = ",".join(sorted(users))
+        commands["associations of users"] = association_read + ["users=" + names]
+        commands["users"] = base + ["show", "users", "format=" + ",".join(USER_FIELDS),
+                                    "where", "cluster=" + cluster, "names=" + names]
+    return commands
 
 
 def parse_rows(text, fields):
@@ -252,36 +274,76 @@ def read_tree(rows_by_read):
     return {"accounts": accounts, "associations": associations, "users": users}
 
 
+def merge_tree(current, fresh, accounts, users):
+    """current, with everything it knew of the named accounts and users replaced by fresh's.
+
+    fresh is a tree read with targeted_read_commands: what is missing from it is gone from Slurm.
+    """
+    accounts, users = set(accounts), set(users)
+    merged = {
+        "accounts": dict((name, spec) for name, spec in current["accounts"].items() if name not in accounts),
+        "associations": dict((key, spec) for key, spec in current["associations"].items()
+                             if key[0] not in users and key[1] not in accounts),
+        "users": dict((name, spec) for name, spec in current["users"].items() if name not in users),
+    }
+    for part in merged:
+        merged[part].update(fresh[part])
+    return merged
+
+
 class SacctmgrError(RuntimeError):
     """A Slurm command failed; the message names the command's purpose and Slurm's answer."""
 
 
 class SlurmClient:
-    """The Slurm commands of the module, through run_command(argv, data=None) -> (rc, out, err).
+    """The Slurm commands of the module, through run_command(argv, data=None, timeout=None) -> (rc, out, err).
 
-    run_command is AnsibleModule.run_command in the module and a recording in the unit tests.
+    run_command is bounded_command.run_bounded in the module and a recording in the unit tests;
+    it raises CommandTimeout when a command outlives ``timeout`` seconds.
     Nothing secret travels: sacctmgr authenticates with munge as the Unix user running it.
     """
 
-    def __init__(self, run_command, cluster, sacctmgr="sacctmgr", squeue="squeue", scancel="scancel"):
+    def __init__(self, run_command, cluster, sacctmgr="sacctmgr", squeue="squeue", scancel="scancel", timeout=None):
         self.run_command = run_command
         self.cluster = cluster
         self.sacctmgr = sacctmgr
         self.squeue = squeue
         self.scancel = scancel
+        self.timeout = timeout
         self.processes = 0
 
     def _run(self, argv, purpose, data=None):
         self.processes += 1
-        rc, out, err = self.run_command(argv, data=data)
+        return self._call(argv, purpose, data)
+
+    def _call(self, argv, purpose, data=None):
+        try:
+            rc, out, err = self.run_command(argv, data=data, timeout=self.timeout)
+        except CommandTimeout as error:
+            raise SacctmgrError("%s: %s. Slurm did not answer in time: check that slurmdbd and slurmctld answer "
+                                "(sacctmgr show cluster; sdiag), or raise command_timeout if Slurm is only slow"
+                                % (purpose, error))
         if rc != 0:
             raise SacctmgrError("%s failed (exit %s): %s" % (purpose, rc, (err or out).strip()))
         return out
 
-    def read(self):
-        outputs = {}
-        for name, argv in read_commands(self.sacctmgr, self.cluster).items():
-            outputs[name] = self._run(argv, "reading Slurm's %s" % name, data="")
+    def read(self, accounts=None, users=None):
+        """The whole tree; or, given names, only what Slurm holds of those accounts and users."""
+        if accounts is None and users is None:
+            commands = read_commands(self.sacctmgr, self.cluster)
+        else:
+            commands = targeted_read_commands(self.sacctmgr, self.cluster, accounts, users)
+        # Side by side: slurmdbd answers each read on a connection of its own, and the slowest
+        # read (the users of a large cluster) then sets the time of all three.
+        self.processes += len(commands)
+        with ThreadPoolExecutor(max_workers=max(1, len(commands))) as pool:
+            running = dict((name, pool.submit(self._call, argv, "reading Slurm's %s" % name))
+                           for name, argv in commands.items())
+            outputs = dict((name, future.result()) for name, future in running.items())
+        outputs["associations"] = "\n".join([outputs.get("associations", ""), outputs.pop("associations of accounts", ""),
+                                              outputs.pop("associations of users", "")])
+        outputs.setdefault("accounts", "")
+        outputs.setdefault("users", "")
         return read_tree(outputs)
 
     def load(self, text, purpose):

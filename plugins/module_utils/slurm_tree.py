@@ -356,6 +356,27 @@ def predict(current, changes):
     return tree
 
 
+def touched_names(current, changes):
+    """(accounts, users) whose records in Slurm the changes write: what a read-back must read.
+
+    A change to an account's values, parent or coordinators can reach every account below it
+    (Slurm hands some limits and every coordinator down), so the subtree is read back too.
+    """
+    accounts, users, roots = set(), set(), set()
+    for change in changes:
+        if "account" in change:
+            accounts.add(change["account"])
+        accounts.update(change.get("accounts", []))
+        if "user" in change:
+            users.add(change["user"])
+        if change["action"] in ("modify_account", "move_account", "add_coordinators", "remove_coordinators"):
+            roots.add(change["account"])
+    # Accounts the plan adds are touched already, and a move keeps an account's subtree.
+    existing = set(roots) & set(current["accounts"])
+    accounts.update(_subtree(current["accounts"], existing) if existing else ())
+    return accounts, users
+
+
 def _apply_settings(target, settings):
     for name, (_old, new) in settings.items():
         if name in LIMITS:

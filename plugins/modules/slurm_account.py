@@ -18,8 +18,8 @@ description:
   - Run as a coordinator rather than a Slurm administrator, the module refuses, before any
     write, a change that raises an existing limit, since Slurm refuses it too; an allocation
     that needs more hours is a new allocation (seed 001).
-  - The written tree is read back; a change Slurm dropped is written once more, and a change
-    that still does not hold fails the task with its name.
+  - What the plan wrote is read back (only the accounts and users it touched); a change Slurm
+    dropped is written once more, and a change that still does not hold fails the task with its name.
 version_added: 0.1.0
 author:
   - Pharos HPC engineering (@pharos-ai-factory)
@@ -128,6 +128,15 @@ options:
         association with jobs.
     type: bool
     default: false
+  command_timeout:
+    description:
+      - The longest, in seconds, that any one Slurm command of the task may run. A command that
+        takes longer is stopped and the task fails, naming the step; nothing after that step is
+        written, and a re-run finishes the work.
+      - A first write of 5,000 associations takes under a minute on a healthy slurmdbd; raise
+        this for trees of tens of thousands.
+    type: int
+    default: 600
 notes:
   - Needs C(sacctmgr) and, when accounts are removed or terminated, C(squeue) and C(scancel) on the
     host, run as a Slurm administrator (root, SlurmUser or AdminLevel) or as a coordinator.
@@ -182,12 +191,13 @@ import os
 import pwd
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.pharos.hpc.plugins.module_utils.bounded_command import run_bounded
 from ansible_collections.pharos.hpc.plugins.module_utils.sacctmgr import SacctmgrError, SlurmClient
-from ansible_collections.pharos.hpc.plugins.module_utils.slurm_batch import batches
 from ansible_collections.pharos.hpc.plugins.module_utils.slurm_jobs import JobsInTheWay, accounts_to_watch, jobs_to_cancel
 from ansible_collections.pharos.hpc.plugins.module_utils.slurm_tree import (
     COORDINATOR_RULE, PlanError, coordinator_refusals, declare, diff, plan,
 )
+from ansible_collections.pharos.hpc.plugins.module_utils.slurm_write import write_and_confirm
 
 LIMITS_SPEC = dict(type="dict", default={})
 ACCOUNT_SPEC = dict(
@@ -222,18 +232,6 @@ def cancellations(module, client, desired, changes):
         module.fail_json(msg=str(error), changes=changes)
 
 
-def write(client, changes, current, cancelled):
-    written = batches(client.cluster, changes, current)
-    if written["additions"]:
-        client.load(written["additions"], "adding accounts and user associations")
-    if written["modifications"]:
-        client.load(written["modifications"], "changing accounts and user associations")
-    if cancelled:
-        client.cancel(cancelled)
-    if written["session"]:
-        client.session(written["session"], "moving and removing associations and setting coordinators")
-
-
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -243,22 +241,28 @@ def main():
             unlisted=dict(type="str", choices=["keep", "remove"], default="keep"),
             force=dict(type="bool", default=False),
             cancel_jobs=dict(type="bool", default=False),
+            command_timeout=dict(type="int", default=600),
         ),
         supports_check_mode=True,
     )
     unlisted = module.params["unlisted"]
-
-    def run(argv, data=None):
-        return module.run_command(argv, data=data, binary_data=True)
-
-    client = SlurmClient(run, module.params["cluster"].lower(), sacctmgr=module.get_bin_path("sacctmgr", required=True),
-                         squeue=module.get_bin_path("squeue") or "squeue", scancel=module.get_bin_path("scancel") or "scancel")
+    if module.params["command_timeout"] < 1:
+        module.fail_json(msg="command_timeout is %d: it is the seconds any one Slurm command may run, "
+                             "so it must be 1 or more (the default is 600)" % module.params["command_timeout"])
+    # Not module.run_command: it writes a load file whole before reading sacctmgr's report, and
+    # a report larger than a pipe then blocks both processes for ever.
+    client = SlurmClient(run_bounded, module.params["cluster"].lower(),
+                         sacctmgr=module.get_bin_path("sacctmgr", required=True),
+                         squeue=module.get_bin_path("squeue") or "squeue", scancel=module.get_bin_path("scancel") or "scancel",
+                         timeout=module.params["command_timeout"])
     try:
         desired = declare(module.params["accounts"], module.params["users"])
         current = client.read()
         changes = plan(desired, current, unlisted)
-    except (PlanError, SacctmgrError) as error:
+    except PlanError as error:
         module.fail_json(msg=str(error))
+    except SacctmgrError as error:
+        module.fail_json(msg="%s. Nothing was written." % error)
 
     refusals = coordinator_refusals(changes, pwd.getpwuid(os.geteuid()).pw_name, current)
     if refusals:
@@ -268,22 +272,18 @@ def main():
         cancelled = cancellations(module, client, desired, changes)
     except SacctmgrError as error:
         module.fail_json(msg=str(error), changes=changes)
-    result = dict(changed=bool(changes or cancelled), changes=changes, cancelled_jobs=cancelled,
-                  diff=diff(desired, current, changes))
+    result = dict(changed=bool(changes or cancelled), changes=changes, cancelled_jobs=cancelled)
+    if module._diff:
+        # Rendering both subtrees costs a large tree more than its repair: only when asked.
+        result["diff"] = diff(desired, current, changes)
     if module.check_mode or not result["changed"]:
         module.exit_json(slurm_processes=client.processes, **result)
 
     try:
-        write(client, changes, current, cancelled)
-        # Read back what Slurm holds: a load can report a change it then drops.
-        for attempt in (1, 2):
-            current = client.read()
-            remaining = plan(desired, current, unlisted)
-            if not remaining or attempt == 2:
-                break
-            write(client, remaining, current, [])
+        remaining = write_and_confirm(client, desired, current, changes, cancelled, unlisted)
     except (PlanError, SacctmgrError) as error:
-        module.fail_json(msg="%s. Nothing written is lost: run the task again to finish." % error, changes=changes)
+        module.fail_json(msg="%s. Nothing after this step was written, and what was written stays: "
+                             "run the task again to finish." % error, changes=changes)
     if remaining:
         module.fail_json(msg="Slurm did not keep %d planned change(s) after two writes: %s"
                              % (len(remaining), "; ".join(str(change) for change in remaining)),

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.pharos.hpc.plugins.module_utils import sacctmgr, slurm_batch, slurm_tree
+from ansible_collections.pharos.hpc.plugins.module_utils import sacctmgr, slurm_batch, slurm_tree, slurm_write
 from ansible_collections.pharos.hpc.plugins.modules import slurm_account
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sacctmgr"
@@ -313,7 +313,7 @@ class RecordingSlurm:
         self.outputs = {name: (FIXTURES / state / f"{name}.txt").read_text() for name in ("associations", "accounts", "users")}
         self.calls = []
 
-    def __call__(self, argv, data=None):
+    def __call__(self, argv, data=None, timeout=None):
         self.calls.append(argv)
         for name, read in sacctmgr.read_commands("sacctmgr", "rec").items():
             if argv == read:
@@ -331,7 +331,7 @@ def test_the_number_of_slurm_processes_does_not_grow_with_the_tree(allocations):
     client = sacctmgr.SlurmClient(slurm, "rec")
     current = client.read()
     changes = slurm_tree.plan(slurm_tree.declare(accounts, users), current, unlisted="remove")
-    slurm_account.write(client, changes, current, [])
+    slurm_write.write(client, changes, current, [])
     assert len(changes) > 2 * allocations
     assert client.processes == 3 + 3  # the three reads, two loads and one session
 
