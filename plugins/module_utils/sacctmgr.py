@@ -340,8 +340,9 @@ class SlurmClient:
             running = dict((name, pool.submit(self._call, argv, "reading Slurm's %s" % name))
                            for name, argv in commands.items())
             outputs = dict((name, future.result()) for name, future in running.items())
-        outputs["associations"] = "\n".join([outputs.get("associations", ""), outputs.pop("associations of accounts", ""),
-                                              outputs.pop("associations of users", "")])
+        association_reads = [outputs.get("associations", ""), outputs.pop("associations of accounts", ""),
+                             outputs.pop("associations of users", "")]
+        outputs["associations"] = "\n".join(association_reads)
         outputs.setdefault("accounts", "")
         outputs.setdefault("users", "")
         return read_tree(outputs)

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.pharos.hpc.plugins.module_utils import sacctmgr, slurm_batch, slurm_tree, slurm_write
-from ansible_collections.pharos.hpc.plugins.modules import slurm_account
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sacctmgr"
 

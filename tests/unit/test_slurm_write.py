@@ -75,8 +75,8 @@ def test_one_changed_limit_is_written_as_one_modify_and_read_back_through_its_ac
     assert slurm.written == ["modify account where name=pharos_a_hpc cluster=rec set GrpTRESMins=node=1200\n"]
     whole, after = slurm.reads()[:3], slurm.reads()[3:]
     assert all(not any(word.startswith(("accounts=", "users=", "names=")) for word in argv) for argv in whole)
-    assert sorted((argv[4], argv[-1]) for argv in after) == [("accounts", "names=pharos_a_hpc"),
-                                                              ("associations", "accounts=pharos_a_hpc")]
+    targeted = sorted((argv[4], argv[-1]) for argv in after)
+    assert targeted == [("accounts", "names=pharos_a_hpc"), ("associations", "accounts=pharos_a_hpc")]
     assert len(slurm.calls) == 3 + 1 + 2  # the whole tree, one write, the account's two reads
 
 
@@ -92,8 +92,8 @@ def test_a_change_slurm_drops_is_caught_by_the_targeted_read_written_again_and_r
 def test_a_read_back_keeps_what_it_did_not_read():
     current = sacctmgr.read_tree({name: (FIXTURES / "seed_tree" / f"{name}.txt").read_text()
                                   for name in ("associations", "accounts", "users")})
-    fresh = {"accounts": {}, "associations": {}, "users": {"pharosbob": {"default_account": "pharos_a_hpc",
-                                                                       "admin_level": "none"}}}
+    bob = {"default_account": "pharos_a_hpc", "admin_level": "none"}
+    fresh = {"accounts": {}, "associations": {}, "users": {"pharosbob": bob}}
 
     merged = sacctmgr.merge_tree(current, fresh, accounts={"pharos_a_gone"}, users={"pharosbob"})
 
