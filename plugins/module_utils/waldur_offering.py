@@ -24,9 +24,13 @@ SITE_NODE_COMPONENT = {
 }
 STATE_ACTIONS = {
     # (current Waldur state, desired module state) -> actions, in order
-    ("Draft", "active"): ["activate"], ("Paused", "active"): ["activate"],
+    ("Draft", "active"): ["activate"], ("Paused", "active"): ["unpause"],
     ("Draft", "paused"): ["activate", "pause"], ("Active", "paused"): ["pause"],
 }
+LIFECYCLE_ACTIONS = ("activate", "pause", "unpause")
+# Waldur refuses these without a billing plan ("Offering does not have any billing plans.").
+ACTIONS_NEEDING_A_PLAN = ("activate", "unpause")
+OFFERING_MANAGEMENT_SETTING = "ALLOW_SERVICE_PROVIDER_OFFERING_MANAGEMENT"
 MODULE_STATE_OF = {"Active": "active", "Paused": "paused"}
 
 
@@ -48,12 +52,17 @@ def component_view(component, fields=MANAGED_COMPONENT_FIELDS):
 
 
 def desired_component(component):
-    """A declared component, with the defaults of the module's suboptions filled in."""
+    """A declared component, with what Waldur stores for a field left out: unit_factor 1, the
+    type as name, an empty measured_unit and a limit_period of month (OfferingComponent.save)."""
     result = {name: component.get(name) for name in MANAGED_COMPONENT_FIELDS}
     if result["unit_factor"] is None:
         result["unit_factor"] = 1
     if not result["name"]:
         result["name"] = result["type"]
+    if result["measured_unit"] is None:
+        result["measured_unit"] = ""
+    if not result["limit_period"]:
+        result["limit_period"] = "month"
     return result
 
 
@@ -95,12 +104,13 @@ def view(offering, plugin_option_names):
     }
 
 
-def plan(desired, current):
+def plan(desired, current, in_use=False):
     """Actions that take `current` (an offering dict, or None) to `desired`; and the predicted offering.
 
     desired: name, state (present|active|paused), plugin_options (dict or None: unmanaged),
-    components (list or None: unmanaged), and for a create: allow_create, type, category_url,
-    customer_url, description.
+    components (list or None: unmanaged), plan_name (a billing plan to create when the offering
+    has none, or None), and for a create: allow_create, type, category_url, customer_url,
+    description. in_use: the offering has resources, so Waldur removes none of its components.
     """
     plugin_options = desired.get("plugin_options")
     components = [desired_component(component) for component in desired["components"]] \
@@ -130,17 +140,17 @@ def plan(desired, current):
         label = offering_label(current)
         current_options = current.get("plugin_options") or {}
         if plugin_options:
-            # Merged, never clobbered: update_integration replaces the whole dict, so the keys
-            # this declaration does not name are sent back as Waldur holds them.
-            merged = dict(current_options, **plugin_options)
-            if merged != current_options:
-                changed = sorted(name for name in plugin_options if current_options.get(name, object()) != plugin_options[name])
+            # update_integration merges what it is sent key by key: only the changed keys go.
+            changed = sorted(name for name in plugin_options if current_options.get(name, object()) != plugin_options[name])
+            if changed:
                 actions.append(_action("update_integration", "set plugin_options %s of offering %s"
-                                       % (", ".join(changed), label), {"plugin_options": merged}))
-                predicted["plugin_options"] = merged
+                                       % (", ".join(changed), label),
+                                       {"plugin_options": dict((name, plugin_options[name]) for name in changed)}))
+                predicted["plugin_options"] = dict(current_options, **plugin_options)
         if components is not None:
-            actions.extend(_component_actions(components, current))
-            predicted["components"] = [dict(component) for component in components]
+            component_actions, kept = _component_actions(components, current, in_use)
+            actions.extend(component_actions)
+            predicted["components"] = [dict(component) for component in components] + kept
 
     state = desired.get("state", "present")
     current_state = predicted["state"]
@@ -150,12 +160,25 @@ def plan(desired, current):
             raise PlanError("Offering %s is %s and cannot be made %s: Waldur moves an offering only between Draft, "
                             "Active and Paused. Fix: restore it in Waldur, or declare a new offering."
                             % (offering_label(predicted) if current else repr(desired["name"]), current_state, state))
+        if any(step in ACTIONS_NEEDING_A_PLAN for step in steps) and not predicted.get("plans"):
+            actions.append(_plan_action(desired, predicted, current))
+            predicted["plans"] = [{"name": desired["plan_name"]}]
         for step in steps:
-            body = {} if step == "activate" else {"paused_reason": desired.get("paused_reason") or ""}
+            body = {"paused_reason": desired.get("paused_reason") or ""} if step == "pause" else {}
             actions.append(_action(step, "%s offering %s" % (step, offering_label(predicted) if current
                                                              else repr(desired["name"])), body))
         predicted["state"] = "Active" if state == "active" else "Paused"
     return actions, predicted
+
+
+def _plan_action(desired, predicted, current):
+    label = offering_label(predicted) if current else repr(desired["name"])
+    if not desired.get("plan_name"):
+        raise PlanError("Offering %s has no billing plan, and Waldur activates no offering without one (\"Offering does "
+                        "not have any billing plans.\"). Fix: set plan_name to have one created, or create a plan for "
+                        "the offering in Waldur." % label)
+    return _action("create_plan", "create billing plan %r of offering %s" % (desired["plan_name"], label),
+                   {"name": desired["plan_name"]})
 
 
 def _check_components(components):
@@ -168,7 +191,8 @@ def _check_components(components):
                         % ", ".join(duplicates))
 
 
-def _component_actions(components, current):
+def _component_actions(components, current, in_use):
+    """The component actions, and the undeclared components kept because resources use them."""
     label = offering_label(current)
     have = {component["type"]: component for component in current.get("components") or []}
     actions = []
@@ -185,11 +209,30 @@ def _component_actions(components, current):
                     component["type"], label, ", ".join("%s %r -> %r" % difference for difference in differences)),
                 dict(_component_body(component), uuid=existing["uuid"])))
     declared = {component["type"] for component in components}
+    kept = []
     for component_type, existing in sorted(have.items()):
-        if component_type not in declared:
-            actions.append(_action("remove_offering_component", "remove component %s (not declared) from offering %s"
-                                   % (component_type, label), {"uuid": existing["uuid"]}))
-    return actions
+        if component_type in declared:
+            continue
+        if in_use:
+            kept.append(existing)  # Waldur refuses: "cannot be removed because it is already used"
+            continue
+        actions.append(_action("remove_offering_component", "remove component %s (not declared) from offering %s"
+                               % (component_type, label), {"uuid": existing["uuid"]}))
+    return actions, kept
+
+
+def lifecycle_refusal(actions, me, offering, allowed_for_provider):
+    """Why Waldur would refuse the planned state change to this user, or None when it would not."""
+    steps = [action["action"] for action in actions if action["action"] in LIFECYCLE_ACTIONS]
+    if not steps or me.get("is_staff") or allowed_for_provider:
+        return None
+    return ("The declared state needs %s of offering %s, but the token's user %s is not Waldur staff: on a Waldur whose "
+            "setting %s is off (its default), only staff may activate, pause or unpause an offering. Nothing was "
+            "written. Fix: have a staff user change the state (and declare state: present), or have Waldur's operators "
+            "turn %s on, so that CUSTOMER.OWNER of the provider organisation may, and set "
+            "allow_service_provider_offering_management: true."
+            % (" then ".join(steps), offering_label(offering) if offering else "(to be created)", me.get("username"),
+               OFFERING_MANAGEMENT_SETTING, OFFERING_MANAGEMENT_SETTING))
 
 
 def diff(current, predicted, desired):
@@ -221,6 +264,19 @@ def read_offering(client, offering_uuid=None, name=None, customer_uuid=None):
     return client.get(OFFERINGS + found[0]["uuid"] + "/")
 
 
+def dropped_plugin_options(declared, offering):
+    """The declared plugin_options that the offering, as Waldur returns it, does not hold."""
+    held = offering.get("plugin_options") or {}
+    return sorted(name for name, value in (declared or {}).items() if held.get(name, object()) != value)
+
+
+def offering_in_use(client, offering_uuid):
+    """Whether any resource, in any state, belongs to the offering: Waldur then keeps its components."""
+    found = client.get("marketplace-provider-resources/", {"offering_uuid": offering_uuid, "page_size": 1,
+                                                          "field": "uuid"})
+    return bool(found)
+
+
 def apply(client, offering_uuid, actions):
     """Send the planned actions in order; returns the offering uuid (new when one was created)."""
     for action in actions:
@@ -228,14 +284,18 @@ def apply(client, offering_uuid, actions):
             created = client.post(OFFERINGS, action["body"], creates=True)
             offering_uuid = created["uuid"]
             continue
+        if action["action"] == "create_plan":
+            client.post("marketplace-plans/", dict(action["body"], offering=client.url(OFFERINGS + offering_uuid + "/")),
+                        creates=True)
+            continue
         client.post("%s%s/%s/" % (OFFERINGS, offering_uuid, action["action"]), action["body"])
     return offering_uuid
 
 
 # -- the contract (seed 002, sections 5 and 9) ------------------------------------------------------
 
-CONTRACT_CLAUSES = ("offering_active", "username_generation_policy", "service_provider_can_create_offering_user",
-                    "provider_role", "node_component")
+CONTRACT_CLAUSES = ("offering_active", "billing_plan", "username_generation_policy",
+                    "service_provider_can_create_offering_user", "provider_role", "node_component")
 
 
 def _clause(name, failure):
@@ -252,6 +312,11 @@ def check_contract(offering, me, node_component):
     results.append(_clause("offering_active", None if state == "Active" else (
         "offering %s is %s, not Active: the Site agent receives no orders for it. Fix: run pharos.hpc.waldur_offering "
         "with state: active, or activate the offering in Waldur." % (label, state))))
+
+    results.append(_clause("billing_plan", None if offering.get("plans") else (
+        "offering %s has no billing plan: Waldur accepts no usage report for a resource without a plan (\"Resource "
+        "must have a plan to report usage.\") and activates no offering without one. Fix: run "
+        "pharos.hpc.waldur_offering with plan_name set, or create a plan for the offering in Waldur." % label)))
 
     policy = options.get("username_generation_policy")
     if policy == "service_provider":
@@ -290,24 +355,30 @@ def check_contract(offering, me, node_component):
 
 
 def _provider_role_failure(offering, me):
+    """None when the token's user may report dated usage for the offering's resources.
+
+    Waldur checks RESOURCE.SET_USAGE on the offering's customer itself for a dated report
+    (ComponentUsageCreateSerializer.validate): a staff user, or CUSTOMER.OWNER of that customer.
+    CUSTOMER.MANAGER's role is on the service provider, and an offering manager's on the
+    offering: both are refused with HTTP 400.
+    """
     customer = offering.get("customer_uuid")
+    if me.get("is_staff"):
+        return None
     held = []
     for permission in me.get("permissions") or []:
         if permission.get("is_active") is False:
             continue
         role, scope_type = permission.get("role_name"), permission.get("scope_type")
-        on_customer = (scope_type == "customer" and _same_uuid(permission.get("scope_uuid"), customer))
-        on_service_provider = (scope_type == "service_provider" and _same_uuid(permission.get("customer_uuid"), customer))
-        if role == "CUSTOMER.OWNER" and on_customer:
-            return None
-        if role == "CUSTOMER.MANAGER" and (on_service_provider or on_customer):
+        if role == "CUSTOMER.OWNER" and scope_type == "customer" and _same_uuid(permission.get("scope_uuid"), customer):
             return None
         held.append("%s on %s %s" % (role, scope_type, permission.get("scope_name") or permission.get("scope_uuid")))
-    return ("the token's user %s holds neither CUSTOMER.OWNER on the provider organisation %s (%s) nor CUSTOMER.MANAGER "
-            "on its service provider (it holds: %s): Waldur 8.1 accepts a dated usage report only from a holder of "
-            "RESOURCE.SET_USAGE there, and refuses an offering manager alone with HTTP 400 (seed 002, section 9). Fix: "
-            "grant that user CUSTOMER.OWNER on %s." % (me.get("username"), offering.get("customer_name"), customer,
-                                                       "; ".join(held) or "no role", offering.get("customer_name")))
+    return ("the token's user %s does not hold CUSTOMER.OWNER on the provider organisation %s (%s) (it holds: %s): "
+            "Waldur accepts the Site agent's dated usage reports only from a holder of RESOURCE.SET_USAGE on that "
+            "organisation itself, and refuses a service provider manager (CUSTOMER.MANAGER) or an offering manager "
+            "with HTTP 400 \"Only staff users and service providers can specify date for backfilling.\". Fix: grant "
+            "that user CUSTOMER.OWNER on %s." % (me.get("username"), offering.get("customer_name"), customer,
+                                                 "; ".join(held) or "no role", offering.get("customer_name")))
 
 
 def _same_uuid(left, right):

@@ -33,7 +33,8 @@ options:
       - V(contract) only reads, and fails naming every clause of the Site's contract that does not hold - the
         offering is Active; C(username_generation_policy) is C(service_provider);
         C(service_provider_can_create_offering_user) is true; the token's user holds CUSTOMER.OWNER on the provider
-        organisation or CUSTOMER.MANAGER on its service provider; the node component matches.
+        organisation (Waldur accepts the Site agent's dated usage reports from no other role); the offering has a
+        billing plan; the node component matches.
     type: str
     choices: [converge, contract]
     default: converge
@@ -62,6 +63,20 @@ options:
     description:
       - Reason sent when the offering is paused.
     type: str
+  allow_service_provider_offering_management:
+    description:
+      - Whether this Waldur lets the provider organisation's owners change an offering's state. Set it to match
+        Waldur's setting C(ALLOW_SERVICE_PROVIDER_OFFERING_MANAGEMENT), which is off by default.
+      - While it is false, a declared O(state) that needs C(activate), C(pause) or C(unpause) fails before any write
+        unless the token's user is Waldur staff, and the error says who can make the change.
+    type: bool
+    default: false
+  plan_name:
+    description:
+      - Name of a billing plan to create when the offering has none and the declared O(state) needs it activated.
+        Waldur activates no offering without a plan, and accepts no usage report for a resource without one.
+      - Omitted, an offering without a plan that must be activated is an error that names the fix.
+    type: str
   allow_create:
     description:
       - Create the offering when no offering named O(name) exists in O(customer_uuid).
@@ -89,7 +104,9 @@ options:
     type: dict
   components:
     description:
-      - Every component the offering must have, by C(type). A component of another type is removed.
+      - Every component the offering must have, by C(type). A component of another type is removed, unless the
+        offering has resources - Waldur then refuses to remove any component, and the module keeps it and lists it
+        in RV(kept_components).
       - When omitted, the Site's one component, C(node) - limit-billed, C(limit_period=total), C(unit_factor=60),
         measured in C(hours), with no C(limit_amount) (seed 001, "Node-hour allocations and usage").
     type: list
@@ -108,14 +125,14 @@ options:
         choices: [fixed, usage, limit, one, few]
         required: true
       measured_unit:
-        description: Unit shown to buyers.
+        description: Unit shown to buyers. Omitted, Waldur stores an empty one.
         type: str
       unit_factor:
         description: Conversion factor Waldur records as metadata; the Site agent converts with its own.
         type: int
         default: 1
       limit_period:
-        description: Period a limit covers; V(total) means the order's whole lifetime. Omitted means none.
+        description: Period a limit covers; V(total) means the order's whole lifetime. Omitted, Waldur stores V(month).
         type: str
         choices: [month, quarterly, annual, total]
       limit_amount:
@@ -127,7 +144,9 @@ options:
 notes:
   - "Run it where httpx is installed, usually the controller with C(delegate_to: localhost)."
   - Waldur has no PUT or PATCH for offerings; the module sends the POST actions C(update_integration),
-    C(create_offering_component), C(update_offering_component), C(remove_offering_component), C(activate) and C(pause).
+    C(create_offering_component), C(update_offering_component), C(remove_offering_component), C(activate),
+    C(pause) and C(unpause), and creates a plan through C(marketplace-plans).
+  - Waldur keeps only the plugin_options it knows; a declared option it drops fails the run by name.
 seealso:
   - name: Operator notes
     description: docs/waldur_offering.md in this collection.
@@ -201,6 +220,11 @@ failed_clauses:
   returned: when O(mode=contract)
   type: list
   elements: str
+kept_components:
+  description: Components not declared that the module did not remove, because resources of the offering exist.
+  returned: when O(mode=converge)
+  type: list
+  elements: str
 """
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
@@ -209,7 +233,8 @@ from ansible_collections.pharos.hpc.plugins.module_utils.waldur import (
     HAS_HTTPX, HTTPX_IMPORT_ERROR, WALDUR_MUTUALLY_EXCLUSIVE, WALDUR_REQUIRED_ONE_OF, WaldurClient, WaldurError,
     read_token, waldur_argument_spec)
 from ansible_collections.pharos.hpc.plugins.module_utils.waldur_offering import (
-    SITE_NODE_COMPONENT, PlanError, apply, check_contract, diff, plan, read_offering, view)
+    LIFECYCLE_ACTIONS, OFFERING_MANAGEMENT_SETTING, SITE_NODE_COMPONENT, PlanError, apply, check_contract, diff,
+    dropped_plugin_options, lifecycle_refusal, offering_in_use, plan, read_offering, view)
 
 COMPONENT_OPTIONS = dict(
     type=dict(type="str", required=True),
@@ -232,6 +257,8 @@ def argument_spec():
         customer_uuid=dict(type="str"),
         state=dict(type="str", choices=["present", "active", "paused"], default="active"),
         paused_reason=dict(type="str"),
+        allow_service_provider_offering_management=dict(type="bool", default=False),
+        plan_name=dict(type="str"),
         allow_create=dict(type="bool", default=False),
         type=dict(type="str", default="Marketplace.Slurm"),
         category_uuid=dict(type="str"),
@@ -246,6 +273,7 @@ def desired_from(params, client):
     return {
         "name": params["name"], "customer_uuid": params["customer_uuid"], "state": params["state"],
         "paused_reason": params["paused_reason"], "allow_create": params["allow_create"], "type": params["type"],
+        "plan_name": params["plan_name"],
         "description": params["description"], "plugin_options": params["plugin_options"],
         "components": params["components"] if params["components"] is not None else [dict(SITE_NODE_COMPONENT)],
         "category_url": client.url("marketplace-categories/%s/" % params["category_uuid"]) if params["category_uuid"] else None,
@@ -255,8 +283,10 @@ def desired_from(params, client):
 
 def run_contract(module, client, offering, desired):
     if offering is None:
-        module.fail_json(msg="No offering named %r in customer %s to check. Fix: give its uuid, or correct name and "
-                         "customer_uuid." % (module.params["name"], module.params["customer_uuid"]),
+        module.fail_json(msg="No offering named %r in customer %s is visible to the token's user. Fix: give its uuid, "
+                         "or correct name and customer_uuid; and grant the user CUSTOMER.OWNER on the provider "
+                         "organisation, as Waldur shows a provider's offerings only to roles on it."
+                         % (module.params["name"], module.params["customer_uuid"]),
                          actions=[], contract=[], failed_clauses=[])
     node = next((component for component in desired["components"] if component["type"] == "node"), SITE_NODE_COMPONENT)
     clauses = check_contract(offering, client.get("users/me/"), node)
@@ -271,9 +301,18 @@ def run_contract(module, client, offering, desired):
 
 
 def run_converge(module, client, current, desired):
-    actions, predicted = plan(desired, current)
+    in_use = bool(current) and offering_in_use(client, current["uuid"])
+    actions, predicted = plan(desired, current, in_use)
+    kept = sorted(component["type"] for component in predicted.get("components") or []
+                  if component.get("uuid") and component["type"] not in {c["type"] for c in desired["components"]})
+    refusal = lifecycle_refusal(actions, client.get("users/me/") if any(
+        action["action"] in LIFECYCLE_ACTIONS for action in actions) else {}, current,
+        module.params["allow_service_provider_offering_management"])
+    if refusal:
+        module.fail_json(msg=refusal, actions=actions)
+    option_names = set((desired["plugin_options"] or {}).keys())
     result = dict(changed=bool(actions), actions=actions, diff=diff(current, predicted, desired),
-                  offering=view(predicted, set((desired["plugin_options"] or {}).keys())))
+                  offering=view(predicted, option_names), kept_components=kept)
     if module.check_mode or not actions:
         module.exit_json(**result)
     done = []
@@ -283,10 +322,19 @@ def run_converge(module, client, current, desired):
             offering_uuid = apply(client, offering_uuid, [action])
             done.append(action["action"])
     except WaldurError as error:
-        module.fail_json(msg="%s (applied before it: %s; a re-run plans from what Waldur then holds and finishes the rest)"
-                         % (error, ", ".join(done) or "nothing"), actions=actions, applied=done)
+        hint = ""
+        if error.status == 403 and actions[len(done)]["action"] in LIFECYCLE_ACTIONS:
+            hint = (" Waldur lets only staff change an offering's state unless its setting %s is on; then "
+                    "CUSTOMER.OWNER of the provider organisation may." % OFFERING_MANAGEMENT_SETTING)
+        module.fail_json(msg="%s%s (applied before it: %s; a re-run plans from what Waldur then holds and finishes the "
+                             "rest)" % (error, hint, ", ".join(done) or "nothing"), actions=actions, applied=done)
     after = client.get("marketplace-provider-offerings/%s/" % offering_uuid)
-    result["offering"] = view(after, set((desired["plugin_options"] or {}).keys()))
+    result["offering"] = view(after, option_names)
+    dropped = dropped_plugin_options(desired["plugin_options"], after)
+    if dropped:
+        module.fail_json(msg="Waldur did not keep the plugin_options %s of offering %s: it drops options it does not "
+                             "know. Fix: remove them from the declaration, or check their names against Waldur's."
+                             % (", ".join(dropped), after.get("name")), **result)
     module.exit_json(**result)
 
 

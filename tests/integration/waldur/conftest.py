@@ -29,12 +29,18 @@ def pki(tmp_path_factory):
 
 
 class Site:
-    """A simulated Waldur holding one provider organisation whose service account owns it."""
+    """A simulated Waldur holding one provider organisation whose service account owns it.
+
+    Its operators have turned ALLOW_SERVICE_PROVIDER_OFFERING_MANAGEMENT on, so that the owner
+    may activate and pause the offering; tests of a default Waldur turn it off again.
+    """
 
     def __init__(self, pki, directory):
         self.pki = pki
         self.waldur = WaldurSimulator(pki)
         self.customer_uuid = self.waldur.add_customer("Icarus provider")
+        self.provider_uuid = self.waldur.add_service_provider(self.customer_uuid)
+        self.waldur.state.settings["ALLOW_SERVICE_PROVIDER_OFFERING_MANAGEMENT"] = True
         self.category_uuid = self.waldur.add_category("HPC")
         self.user_uuid = self.waldur.add_user("pharos-agent", TOKEN, [
             dict(role_name="CUSTOMER.OWNER", scope_type="customer", scope_uuid=self.customer_uuid)])
@@ -45,7 +51,8 @@ class Site:
     def args(self, **overrides):
         arguments = dict(api_url=self.waldur.api_url, token_file=str(self.token_file), ca_file=str(self.pki.ca_file),
                          name="Icarus HPC", customer_uuid=self.customer_uuid, category_uuid=self.category_uuid,
-                         allow_create=True, plugin_options=dict(SITE_PLUGIN_OPTIONS), timeout=2.0, retries=3)
+                         allow_create=True, plugin_options=dict(SITE_PLUGIN_OPTIONS), timeout=2.0, retries=3,
+                         allow_service_provider_offering_management=True, plan_name="Node-hours")
         arguments.update(overrides)
         return {name: value for name, value in arguments.items() if value is not None}
 

@@ -34,7 +34,6 @@ OTHER_TOKEN = "0123456789abcdef0123456789abcdef01234567"
 @pytest.fixture
 def agent_site(site):
     """The Site as the launcher seeds it: a service provider and its Active offering."""
-    site.waldur.add_service_provider(site.customer_uuid)
     site.waldur.add_offering("Icarus HPC", site.customer_uuid, site.category_uuid, offering_uuid=OFFERING_UUID)
     return site
 

@@ -14,6 +14,8 @@ from waldur_simulator import ApiError
 from ansible_collections.pharos.hpc.plugins.module_utils.waldur import WaldurClient
 
 OFFERINGS = "/api/marketplace-provider-offerings/"
+SITE_NODE = dict(type="node", name="Node-hours", billing_type="limit", measured_unit="hours", unit_factor=60,
+                 limit_period="total")
 
 
 def converged(site, **overrides):
@@ -23,8 +25,10 @@ def converged(site, **overrides):
 
 
 def write_paths(site):
-    return [(method, path.rsplit("/", 2)[-2] if path != OFFERINGS else "create")
-            for method, path, _body in site.waldur.writes()]
+    """Each write by the name of the module's action: the endpoint's last part, or what a POST to a
+    collection creates."""
+    collections = {OFFERINGS: "create", "/api/marketplace-plans/": "create_plan"}
+    return [(method, collections.get(path) or path.rsplit("/", 2)[-2]) for method, path, _body in site.waldur.writes()]
 
 
 def predicted_then_applied(site, **overrides):
@@ -48,7 +52,7 @@ def predicted_then_applied(site, **overrides):
 
 def test_a_missing_offering_is_created_active_with_the_node_component_and_the_site_plugin_options(site):
     check = predicted_then_applied(site)
-    assert [action["action"] for action in check["actions"]] == ["create", "activate"]
+    assert [action["action"] for action in check["actions"]] == ["create", "create_plan", "activate"]
     offering = site.offering()
     assert offering["state"] == "Active"
     assert offering["plugin_options"] == SITE_PLUGIN_OPTIONS
@@ -69,7 +73,8 @@ def test_a_converged_offering_found_by_uuid_reports_zero_changed(site):
     offering = converged(site)
     result = run_module(site.args(uuid=offering["uuid"], name=None, customer_uuid=None, allow_create=None))
     assert result["changed"] is False and result["actions"] == []
-    assert [request[1] for request in site.waldur.writes()] == [OFFERINGS, OFFERINGS + offering["uuid"] + "/activate/"]
+    assert [request[1] for request in site.waldur.writes()] == [
+        OFFERINGS, "/api/marketplace-plans/", OFFERINGS + offering["uuid"] + "/activate/"]
 
 
 def _set_state(state):
@@ -107,7 +112,7 @@ def _add_cpu_component(offering):
 
 
 DRIFTS = {
-    "state Paused": (_set_state("Paused"), ["activate"]),
+    "state Paused": (_set_state("Paused"), ["unpause"]),
     "state Draft": (_set_state("Draft"), ["activate"]),
     "username_generation_policy identity_claim": (
         _set_option("username_generation_policy", "identity_claim"), ["update_integration"]),
@@ -198,8 +203,8 @@ CLAUSES = {
         "the expected POSIX/Slurm member would never be created"]),
     "service_provider_can_create_offering_user": (_set_option("service_provider_can_create_offering_user", False),
                                                   ["service_provider_can_create_offering_user false"]),
-    "provider_role": (None, ["holds neither CUSTOMER.OWNER on the provider organisation Icarus provider",
-                             "OFFERING.MANAGER on offering", "refuses an offering manager alone with HTTP 400"]),
+    "provider_role": (None, ["does not hold CUSTOMER.OWNER on the provider organisation Icarus provider",
+                             "OFFERING.MANAGER on offering", "Only staff users and service providers can specify date"]),
     "node_component": (_set_node("unit_factor", 1), ["unit_factor is 1, expected 60"]),
 }
 
@@ -210,8 +215,10 @@ def test_the_contract_holds_on_a_converged_offering_and_changes_nothing(site):
     result = run_module(site.args(mode="contract", uuid=offering["uuid"]))
     assert not result.get("failed"), result
     assert result["failed_clauses"] == [] and result["changed"] is False
-    assert [clause["clause"] for clause in result["contract"] if clause["ok"]] == list(CLAUSES)
-    assert site.waldur.snapshot() == before and len(site.waldur.writes()) == 2
+    assert [clause["clause"] for clause in result["contract"] if clause["ok"]] == [
+        "offering_active", "billing_plan", "username_generation_policy", "service_provider_can_create_offering_user",
+        "provider_role", "node_component"]
+    assert site.waldur.snapshot() == before and len(site.waldur.writes()) == 3
 
 
 @pytest.mark.parametrize("clause", CLAUSES, ids=list(CLAUSES))
@@ -226,7 +233,7 @@ def test_each_contract_clause_failing_alone_is_reported_by_name_with_its_reason(
     result = run_module(site.args(mode="contract"))
     assert result["failed"] is True
     assert result["failed_clauses"] == [clause]
-    assert "(1 of 5 clauses failed)" in result["msg"] and clause + ": " in result["msg"]
+    assert "(1 of 6 clauses failed)" in result["msg"] and clause + ": " in result["msg"]
     for phrase in phrases:
         assert phrase in result["msg"], result["msg"]
     assert site.waldur.snapshot() == before
@@ -241,24 +248,45 @@ def test_every_failed_clause_is_reported_in_one_run(site):
             make_drift(site.offering())
     result = run_module(site.args(mode="contract"))
     assert result["failed_clauses"] == list(CLAUSES)
-    assert "(5 of 5 clauses failed)" in result["msg"]
+    assert "(5 of 6 clauses failed)" in result["msg"]
 
 
-def test_the_contract_accepts_a_customer_manager_on_the_providers_service_provider(site):
+def test_a_service_provider_manager_alone_does_not_see_the_offering_and_is_told_which_role_to_grant(site):
     converged(site)
     site.waldur.revoke_all(site.user_uuid)
-    site.waldur.grant(site.user_uuid, "CUSTOMER.MANAGER", "service_provider", "5e1ec7ed5e1ec7ed5e1ec7ed5e1ec7ed",
+    site.waldur.grant(site.user_uuid, "CUSTOMER.MANAGER", "service_provider", site.provider_uuid,
                       customer_uuid=site.customer_uuid)
     result = run_module(site.args(mode="contract"))
+    # Waldur shows a provider's offerings to roles on its customer or on the offering only.
+    assert result["failed"] and "is visible to the token's user" in result["msg"]
+    assert "grant the user CUSTOMER.OWNER on the provider organisation" in result["msg"]
+
+
+def test_the_contract_accepts_a_staff_token(site):
+    converged(site)
+    site.waldur.revoke_all(site.user_uuid)
+    site.waldur.state.users[site.user_uuid]["is_staff"] = True
+    result = run_module(site.args(mode="contract"))
     assert not result.get("failed"), result["msg"]
+
+
+def test_the_contract_names_a_missing_billing_plan_and_its_fix(site):
+    offering = converged(site)
+    site.waldur.state.plans.clear()
+    result = run_module(site.args(mode="contract", uuid=offering["uuid"]))
+    assert result["failed_clauses"] == ["billing_plan"]
+    assert "Resource must have a plan to report usage." in result["msg"] and "plan_name" in result["msg"]
 
 
 def test_the_contract_refuses_an_expired_role(site):
     converged(site)
     site.waldur.revoke_all(site.user_uuid)
     site.waldur.grant(site.user_uuid, "CUSTOMER.OWNER", "customer", site.customer_uuid, is_active=False)
+    site.waldur.grant(site.user_uuid, "OFFERING.MANAGER", "offering", site.offering()["uuid"],
+                      customer_uuid=site.customer_uuid)
     result = run_module(site.args(mode="contract"))
     assert result["failed_clauses"] == ["provider_role"]
+    assert "CUSTOMER.OWNER on customer" not in result["msg"], "an inactive role is not listed as held"
 
 
 # -- faults ---------------------------------------------------------------------------------------
@@ -302,7 +330,7 @@ def test_a_500_on_create_is_not_repeated_so_no_second_offering_can_appear_and_a_
     assert result["failed"] and "tried once" in result["msg"] and "cannot make two offerings" in result["msg"]
     assert len(site.waldur.state.offerings) == 1 and site.offering()["state"] == "Draft"
     finish = run_module(site.args())
-    assert [action["action"] for action in finish["actions"]] == ["activate"]
+    assert [action["action"] for action in finish["actions"]] == ["create_plan", "activate"]
     assert len(site.waldur.state.offerings) == 1 and site.offering()["state"] == "Active"
 
 
@@ -387,3 +415,69 @@ def write_vars(site, **variables):
     path = site.token_file.parent / "vars.json"
     path.write_text(json.dumps(variables))
     return path
+
+
+# -- what a default Waldur refuses ----------------------------------------------------------------
+
+def test_on_a_default_waldur_an_owner_token_cannot_activate_and_nothing_is_written(site):
+    site.waldur.state.settings["ALLOW_SERVICE_PROVIDER_OFFERING_MANAGEMENT"] = False
+    for check in (True, False):
+        result = run_module(site.args(allow_service_provider_offering_management=False), check=check)
+        assert result["failed"], result
+        assert "ALLOW_SERVICE_PROVIDER_OFFERING_MANAGEMENT" in result["msg"] and "staff" in result["msg"]
+        assert "Nothing was written" in result["msg"]
+    assert site.waldur.writes() == [] and site.waldur.state.offerings == {}
+
+
+def test_on_a_default_waldur_a_staff_token_activates(site):
+    site.waldur.state.settings["ALLOW_SERVICE_PROVIDER_OFFERING_MANAGEMENT"] = False
+    site.waldur.state.users[site.user_uuid]["is_staff"] = True
+    predicted_then_applied(site, allow_service_provider_offering_management=False)
+    assert site.offering()["state"] == "Active"
+
+
+def test_a_module_told_wrongly_that_owners_may_activate_explains_the_403(site):
+    site.waldur.state.settings["ALLOW_SERVICE_PROVIDER_OFFERING_MANAGEMENT"] = False
+    result = run_module(site.args())
+    assert result["failed"] and "HTTP 403" in result["msg"]
+    assert "only staff change an offering's state unless its setting ALLOW_SERVICE_PROVIDER_OFFERING_MANAGEMENT" \
+        in result["msg"]
+    assert run_module(site.args(allow_service_provider_offering_management=False))["failed"]
+
+
+def test_an_offering_without_a_plan_is_not_activated_and_the_error_names_the_fix(site):
+    result = run_module(site.args(plan_name=None))
+    assert result["failed"] and "has no billing plan" in result["msg"] and "plan_name" in result["msg"]
+    assert site.waldur.writes() == []
+
+
+def test_a_component_that_resources_use_is_kept_and_reported_not_removed(site):
+    converged(site)
+    _add_cpu_component(site.offering())
+    site.waldur.add_resource(site.offering()["uuid"], "alloc one")
+    check = predicted_then_applied(site)
+    assert check["actions"] == [] and check["kept_components"] == ["cpu"]
+    assert [component["type"] for component in site.offering()["components"]] == ["node", "cpu"]
+
+
+def test_a_component_declared_without_unit_or_period_converges_to_zero_changed(site):
+    components = [dict(SITE_NODE, limit_amount=None), dict(type="gpu", billing_type="usage")]
+    converged(site, components=components)
+    again = run_module(site.args(components=components))
+    assert again["changed"] is False, again["actions"]
+    gpu = [component for component in site.offering()["components"] if component["type"] == "gpu"][0]
+    assert (gpu["measured_unit"], gpu["limit_period"]) == ("", "month")
+
+
+def test_only_the_changed_plugin_options_are_sent(site):
+    converged(site)
+    site.offering()["plugin_options"]["username_generation_policy"] = "anonymized"
+    site.waldur.requests.clear()
+    run_module(site.args())
+    (write,) = site.waldur.writes()
+    assert write[2] == {"plugin_options": {"username_generation_policy": "service_provider"}}
+
+
+def test_a_plugin_option_waldur_does_not_know_fails_the_run_by_name(site):
+    result = run_module(site.args(plugin_options=dict(SITE_PLUGIN_OPTIONS, no_such_option=True)))
+    assert result["failed"] and "no_such_option" in result["msg"] and "drops options it does not know" in result["msg"]
