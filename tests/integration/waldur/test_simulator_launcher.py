@@ -145,3 +145,55 @@ def test_a_port_already_taken_is_a_sentence_not_a_traceback(launched, tmp_path):
         capture_output=True, text=True, timeout=60, check=False)
     assert completed.returncode == 1 and "Traceback" not in completed.stderr
     assert "cannot listen on 127.0.0.1" in completed.stderr and "Fix: free the port" in completed.stderr
+
+
+SEED = """\
+settings:
+  ALLOW_SERVICE_PROVIDER_OFFERING_MANAGEMENT: false
+tokens:
+  - {name: waldur-staff, staff: true}
+  - {name: sp-manager, role: CUSTOMER.MANAGER}
+customers:
+  - name: University
+    projects:
+      - name: Climate runs
+        members:
+          - {username: alice, role: PROJECT.MANAGER, ssh_key: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDq alice"}
+          - {username: bob, offering_username: bob01}
+        orders:
+          - {name: Climate 2026, node_hours: 10}
+"""
+
+
+def test_a_seed_file_adds_projects_members_pending_orders_and_tokens(tmp_path):
+    seed = tmp_path / "seed.yml"
+    seed.write_text(SEED)
+    simulator = Launched(tmp_path / "state", "--bind", "127.0.0.1", "--seed", str(seed))
+    try:
+        (order,) = simulator.get("/api/marketplace-orders/?state=pending-provider").json()
+        assert (order["type"], order["resource_name"], order["limits"]) == ("Create", "Climate 2026", {"node": 10})
+        team = simulator.get("/api/marketplace-provider-resources/%s/team/" % order["marketplace_resource_uuid"]).json()
+        assert sorted((member["username"], member["offering_user_username"]) for member in team) == [
+            ("alice", None), ("bob", "bob01")]
+        staff = (tmp_path / "state" / "waldur-staff-token").read_text().strip()
+        assert simulator.get("/api/users/me/", token=staff).json()["is_staff"] is True
+        manager = simulator.ready["token_files"]["sp-manager"]
+        roles = simulator.get("/api/users/me/", token=open(manager, encoding="utf-8").read().strip()).json()
+        assert [(role["role_name"], role["scope_type"]) for role in roles["permissions"]] == [
+            ("CUSTOMER.MANAGER", "service_provider")]
+    finally:
+        assert simulator.stop() == 0
+
+
+def test_a_wrong_seed_names_the_entry_and_the_rule_before_listening(tmp_path):
+    seed = tmp_path / "seed.yml"
+    seed.write_text("customers:\n  - name: University\n    projects:\n      - name: P\n"
+                    "        orders: [{name: x, node_hours: -3}]\n")
+    completed = subprocess.run(
+        [sys.executable, "-m", "waldur_simulator", "--bind", "127.0.0.1", "--port", "0", "--name", "waldur.lab",
+         "--state-dir", str(tmp_path / "state"), "--offering-uuid", OFFERING_UUID, "--seed", str(seed)],
+        env=dict(os.environ, PYTHONPATH=str(PROJECT / "tests" / "fixtures")),
+        capture_output=True, text=True, timeout=60, check=False)
+    assert completed.returncode == 1 and "Traceback" not in completed.stderr
+    assert "customers[0].projects[0].orders[0]: name and node_hours" in completed.stderr
+    assert not (tmp_path / "state" / "ready").exists()
