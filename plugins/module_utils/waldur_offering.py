@@ -272,8 +272,8 @@ def dropped_plugin_options(declared, offering):
 
 def offering_in_use(client, offering_uuid):
     """Whether any resource, in any state, belongs to the offering: Waldur then keeps its components."""
-    found = client.get("marketplace-provider-resources/", {"offering_uuid": offering_uuid, "page_size": 1,
-                                                          "field": "uuid"})
+    query = {"offering_uuid": offering_uuid, "page_size": 1, "field": "uuid"}
+    found = client.get("marketplace-provider-resources/", query)
     return bool(found)
 
 
