@@ -221,6 +221,13 @@ def _component_actions(components, current, in_use):
     return actions, kept
 
 
+def kept_components(desired, predicted):
+    """The types of the components the offering keeps though the declaration does not name them."""
+    declared = {component["type"] for component in desired.get("components") or []}
+    return sorted(component["type"] for component in predicted.get("components") or []
+                  if component["type"] not in declared)
+
+
 def lifecycle_refusal(actions, me, offering, allowed_for_provider):
     """Why Waldur would refuse the planned state change to this user, or None when it would not."""
     steps = [action["action"] for action in actions if action["action"] in LIFECYCLE_ACTIONS]

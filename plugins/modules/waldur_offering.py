@@ -234,7 +234,7 @@ from ansible_collections.pharos.hpc.plugins.module_utils.waldur import (
     read_token, waldur_argument_spec)
 from ansible_collections.pharos.hpc.plugins.module_utils.waldur_offering import (
     LIFECYCLE_ACTIONS, OFFERING_MANAGEMENT_SETTING, SITE_NODE_COMPONENT, PlanError, apply, check_contract, diff,
-    dropped_plugin_options, lifecycle_refusal, offering_in_use, plan, read_offering, view)
+    dropped_plugin_options, kept_components, lifecycle_refusal, offering_in_use, plan, read_offering, view)
 
 COMPONENT_OPTIONS = dict(
     type=dict(type="str", required=True),
@@ -303,16 +303,14 @@ def run_contract(module, client, offering, desired):
 def run_converge(module, client, current, desired):
     in_use = bool(current) and offering_in_use(client, current["uuid"])
     actions, predicted = plan(desired, current, in_use)
-    kept = sorted(component["type"] for component in predicted.get("components") or []
-                  if component.get("uuid") and component["type"] not in {c["type"] for c in desired["components"]})
-    refusal = lifecycle_refusal(actions, client.get("users/me/") if any(
-        action["action"] in LIFECYCLE_ACTIONS for action in actions) else {}, current,
-        module.params["allow_service_provider_offering_management"])
+    changes_state = any(action["action"] in LIFECYCLE_ACTIONS for action in actions)
+    me = client.get("users/me/") if changes_state else {}
+    refusal = lifecycle_refusal(actions, me, current, module.params["allow_service_provider_offering_management"])
     if refusal:
         module.fail_json(msg=refusal, actions=actions)
     option_names = set((desired["plugin_options"] or {}).keys())
     result = dict(changed=bool(actions), actions=actions, diff=diff(current, predicted, desired),
-                  offering=view(predicted, option_names), kept_components=kept)
+                  offering=view(predicted, option_names), kept_components=kept_components(desired, predicted))
     if module.check_mode or not actions:
         module.exit_json(**result)
     done = []
