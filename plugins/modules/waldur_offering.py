@@ -166,7 +166,7 @@ EXAMPLES = r"""
       service_provider_can_create_offering_user: true
   delegate_to: localhost
 
-- name: Create it when it does not exist yet (it is activated after)
+- name: Create it when it does not exist yet, with a plan, and activate it (owners may, on this Waldur)
   pharos.hpc.waldur_offering:
     api_url: https://waldur.example.org/api/
     token_file: /etc/pharos-hpc/secrets/waldur-token
@@ -174,6 +174,8 @@ EXAMPLES = r"""
     customer_uuid: 0e0f4f9a2b2c4c7e9a0d4bd5c4a1f0aa
     category_uuid: 5b8d2f0c7a1e4c3d9b6a2e1f0c9d8b7a
     allow_create: true
+    plan_name: Node-hours
+    allow_service_provider_offering_management: true
     plugin_options:
       username_generation_policy: service_provider
       service_provider_can_create_offering_user: true
