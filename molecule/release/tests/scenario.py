@@ -74,10 +74,11 @@ def release(host, **arguments):
     return host.ansible("pharos.hpc.pharos_release", json.dumps(arguments), check=False, become=True)
 
 
-def waldur(host, method, path, body=None):
-    """A call to the scenario's Waldur with the Site agent's token, from the controller."""
+def waldur(host, method, path, body=None, as_user="site-agent"):
+    """A call to the scenario's Waldur from the controller, with the Site agent's token or
+    another of the simulator's (waldur-staff: only staff change an offering's state)."""
     address = host.check_output("getent hosts waldur.lab").split()[0]
-    token = (SIMULATOR / "site-agent-token").read_text().strip()
+    token = (SIMULATOR / ("%s-token" % as_user)).read_text().strip()
     with httpx.Client(verify=str(SIMULATOR / "ca.pem"), timeout=10,
                       headers={"Authorization": "Token %s" % token}) as client:
         response = client.request(method, "https://%s:%d/api/%s" % (address, WALDUR_PORT, path), json=body)

@@ -55,11 +55,11 @@ def test_an_activation_whose_offering_probe_fails_restores_the_earlier_release_a
     units_before = {unit: host.file("/etc/systemd/system/" + unit.replace("@report", "@")).sha256sum
                     for unit in ("waldur-site-agent@report.service", "pharos-ssh-access-agent.service")}
     waldur(host, "POST", "marketplace-provider-offerings/%s/pause/" % OFFERING_UUID,
-           {"paused_reason": "scenario: a failing health probe"})
+           {"paused_reason": "scenario: a failing health probe"}, as_user="waldur-staff")
     try:
         failed = release(host, release_id="release-b", state="active", health_timeout=20)
     finally:
-        waldur(host, "POST", "marketplace-provider-offerings/%s/unpause/" % OFFERING_UUID)
+        waldur(host, "POST", "marketplace-provider-offerings/%s/unpause/" % OFFERING_UUID, as_user="waldur-staff")
     # testinfra passes a failed module's result on without its "failed" key; "restored" says it.
     assert failed.get("restored") is True, failed
     assert "is Paused, not Active" in failed["msg"]
