@@ -150,6 +150,7 @@ def test_a_port_already_taken_is_a_sentence_not_a_traceback(launched, tmp_path):
 SEED = """\
 settings:
   ALLOW_SERVICE_PROVIDER_OFFERING_MANAGEMENT: false
+posix_pools: {uid: [5000000, 5499999], gid: [5500000, 5549999]}
 tokens:
   - {name: waldur-staff, staff: true}
   - {name: sp-manager, role: CUSTOMER.MANAGER}
@@ -160,6 +161,7 @@ customers:
         members:
           - {username: alice, role: PROJECT.MANAGER, ssh_key: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDq alice"}
           - {username: bob, offering_username: bob01}
+          - {username: carol, offering_username: carol01}
         orders:
           - {name: Climate 2026, node_hours: 10}
 """
@@ -174,7 +176,12 @@ def test_a_seed_file_adds_projects_members_pending_orders_and_tokens(tmp_path):
         assert (order["type"], order["resource_name"], order["limits"]) == ("Create", "Climate 2026", {"node": 10})
         team = simulator.get("/api/marketplace-provider-resources/%s/team/" % order["marketplace_resource_uuid"]).json()
         assert sorted((member["username"], member["offering_user_username"]) for member in team) == [
-            ("alice", None), ("bob", "bob01")]
+            ("alice", None), ("bob", "bob01"), ("carol", "carol01")]
+        # Waldur gives each offering user the lowest free UID and primary GID of the provider's pools.
+        offering_users = simulator.get("/api/marketplace-offering-users/").json()
+        assert sorted((user["username"], user["state"], user["uidnumber"], user["primarygroup"])
+                      for user in offering_users) == [("bob01", "OK", 5000000, 5500000),
+                                                      ("carol01", "OK", 5000001, 5500001)]
         staff = (tmp_path / "state" / "waldur-staff-token").read_text().strip()
         assert simulator.get("/api/users/me/", token=staff).json()["is_staff"] is True
         manager = simulator.ready["token_files"]["sp-manager"]
@@ -183,6 +190,18 @@ def test_a_seed_file_adds_projects_members_pending_orders_and_tokens(tmp_path):
             ("CUSTOMER.MANAGER", "service_provider")]
     finally:
         assert simulator.stop() == 0
+
+
+def test_a_seed_with_a_pool_the_wrong_way_round_is_refused_before_listening(tmp_path):
+    seed = tmp_path / "seed.yml"
+    seed.write_text("posix_pools: {uid: [5499999, 5000000], gid: [5500000, 5549999]}\n")
+    completed = subprocess.run(
+        [sys.executable, "-m", "waldur_simulator", "--bind", "127.0.0.1", "--port", "0", "--name", "waldur.lab",
+         "--state-dir", str(tmp_path / "state"), "--offering-uuid", OFFERING_UUID, "--seed", str(seed)],
+        env=dict(os.environ, PYTHONPATH=str(PROJECT / "tests" / "fixtures")),
+        capture_output=True, text=True, timeout=60, check=False)
+    assert completed.returncode == 1 and "Traceback" not in completed.stderr
+    assert "posix_pools.uid must be [lowest, highest]" in completed.stderr
 
 
 def test_a_wrong_seed_names_the_entry_and_the_rule_before_listening(tmp_path):

@@ -12,6 +12,7 @@ from conftest import TOKEN
 from waldur_api_client import AuthenticatedClient
 from waldur_api_client.api.marketplace_component_usages import (
     marketplace_component_usages_list, marketplace_component_usages_set_usage, marketplace_component_usages_set_user_usages)
+from waldur_api_client.api.marketplace_component_user_usages import marketplace_component_user_usages_list
 from waldur_api_client.api.marketplace_offering_users import (
     marketplace_offering_users_begin_creating, marketplace_offering_users_list, marketplace_offering_users_partial_update)
 from waldur_api_client.api.marketplace_orders import (
@@ -187,7 +188,10 @@ def test_a_dated_usage_report_from_the_providers_owner_is_stored_for_its_month(w
     users = ComponentUserUsageBulkCreateRequest(usages=[ComponentUserUsageCreateRequest(username="alice01", usage="12.5")])
     per_user = marketplace_component_usages_set_user_usages.sync_detailed(uuid=usage["uuid"], client=work.client(),
                                                                           body=users)
-    assert per_user.status_code == 201 and usage["user_usages"] == {"alice01": "12.5"}
+    assert per_user.status_code == 201
+    (read,) = marketplace_component_user_usages_list.sync(client=work.client(), resource_uuid=work.resource,
+                                                          component_usage_billing_period=datetime.date.fromisoformat(usage["billing_period"]))
+    assert (read.username, read.usage, read.component_type) == ("alice01", "12.50", "node")
 
 
 def test_a_dated_usage_report_from_a_service_provider_manager_is_refused(work):
