@@ -192,27 +192,27 @@ def test_a_seed_file_adds_projects_members_pending_orders_and_tokens(tmp_path):
         assert simulator.stop() == 0
 
 
-def test_a_seed_with_a_pool_the_wrong_way_round_is_refused_before_listening(tmp_path):
+def started_with_seed(tmp_path, text):
+    """The simulator started with a seed file holding text; it must stop before listening."""
     seed = tmp_path / "seed.yml"
-    seed.write_text("posix_pools: {uid: [5499999, 5000000], gid: [5500000, 5549999]}\n")
-    completed = subprocess.run(
+    seed.write_text(text)
+    return subprocess.run(
         [sys.executable, "-m", "waldur_simulator", "--bind", "127.0.0.1", "--port", "0", "--name", "waldur.lab",
          "--state-dir", str(tmp_path / "state"), "--offering-uuid", OFFERING_UUID, "--seed", str(seed)],
         env=dict(os.environ, PYTHONPATH=str(PROJECT / "tests" / "fixtures")),
         capture_output=True, text=True, timeout=60, check=False)
+
+
+def test_a_seed_with_a_pool_the_wrong_way_round_is_refused_before_listening(tmp_path):
+    completed = started_with_seed(tmp_path, "posix_pools: {uid: [5499999, 5000000], gid: [5500000, 5549999]}\n")
     assert completed.returncode == 1 and "Traceback" not in completed.stderr
     assert "posix_pools.uid must be [lowest, highest]" in completed.stderr
+    assert not (tmp_path / "state" / "ready").exists()
 
 
 def test_a_wrong_seed_names_the_entry_and_the_rule_before_listening(tmp_path):
-    seed = tmp_path / "seed.yml"
-    seed.write_text("customers:\n  - name: University\n    projects:\n      - name: P\n"
-                    "        orders: [{name: x, node_hours: -3}]\n")
-    completed = subprocess.run(
-        [sys.executable, "-m", "waldur_simulator", "--bind", "127.0.0.1", "--port", "0", "--name", "waldur.lab",
-         "--state-dir", str(tmp_path / "state"), "--offering-uuid", OFFERING_UUID, "--seed", str(seed)],
-        env=dict(os.environ, PYTHONPATH=str(PROJECT / "tests" / "fixtures")),
-        capture_output=True, text=True, timeout=60, check=False)
+    completed = started_with_seed(tmp_path, "customers:\n  - name: University\n    projects:\n      - name: P\n"
+                                            "        orders: [{name: x, node_hours: -3}]\n")
     assert completed.returncode == 1 and "Traceback" not in completed.stderr
     assert "customers[0].projects[0].orders[0]: name and node_hours" in completed.stderr
     assert not (tmp_path / "state" / "ready").exists()

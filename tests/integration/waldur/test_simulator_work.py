@@ -250,3 +250,36 @@ def test_the_service_provider_lists_its_projects_and_their_members_keys_for_its_
 
 def _dashed(hex_uuid):
     return "%s-%s-%s-%s-%s" % (hex_uuid[:8], hex_uuid[8:12], hex_uuid[12:16], hex_uuid[16:20], hex_uuid[20:])
+
+
+STAFF_TOKEN = "5" * 40
+
+
+def _staff(work):
+    work.waldur.add_user("staff", STAFF_TOKEN, is_staff=True)
+
+
+def test_terminating_an_allocation_puts_a_terminate_order_before_the_provider(work):
+    _finished(work)
+    _staff(work)
+    answer = work.raw("POST", "/api/marketplace-resources/%s/terminate/" % work.resource, token=STAFF_TOKEN, json={})
+    assert answer.status_code == 200
+    order = work.waldur.state.orders[answer.json()["order_uuid"]]
+    assert (order["type"], order["state"], order["marketplace_resource_uuid"]) == (
+        "Terminate", "pending-provider", work.resource)
+    assert work.waldur.state.resources[work.resource]["state"] == "Terminating"
+    again = work.raw("POST", "/api/marketplace-resources/%s/terminate/" % work.resource, token=STAFF_TOKEN, json={})
+    assert (again.status_code, again.json()) == (409, {"detail": "Valid states for operation: OK, Erred."})
+
+
+def test_a_member_who_leaves_the_project_leaves_its_resources_team(work):
+    _finished(work)
+    _staff(work)
+    provider_only = work.raw("POST", "/api/projects/%s/delete_user/" % work.project,
+                             json={"user": work.bob, "role": "PROJECT.MEMBER"})
+    assert provider_only.status_code == 403
+    left = work.raw("POST", "/api/projects/%s/delete_user/" % work.project, token=STAFF_TOKEN,
+                    json={"user": work.bob, "role": "PROJECT.MEMBER"})
+    assert left.status_code == 200
+    team = marketplace_provider_resources_team_list.sync(uuid=work.resource, client=work.client())
+    assert [member.username for member in team] == ["alice"]
