@@ -42,7 +42,6 @@ class Identities:
         self.agent = "cn=pharos-agent,ou=services," + pharos
         self.uid = site["icarus_hpc_member_uid_min"] + 42
         self.gid = site["icarus_hpc_member_gid_min"] + 42
-        self.members_gid = site["icarus_hpc_project_gid_min"]
         written = host.run("umask 077 && cat > /root/.pharos-login-agent.pw <<'SECRET'\n%s\nSECRET\n"
                            "truncate -s -1 /root/.pharos-login-agent.pw" % site["openldap_agent_password"])
         assert written.rc == 0, written.stderr
@@ -76,14 +75,17 @@ objectClass: posixGroup
 cn: %(user)s
 gidNumber: %(gid)d
 
-dn: cn=pharos-members,%(groups)s
-objectClass: posixGroup
-cn: pharos-members
-gidNumber: %(members_gid)d
-memberUid: %(user)s
 """ % dict(user=MEMBER, people=identities.people, groups=identities.groups, uid=identities.uid,
-           gid=identities.gid, members_gid=identities.members_gid))
+           gid=identities.gid))
     assert member.rc == 0, member.stderr
+    # The openldap role keeps the group; the Site agent adds each member it creates (access_groups).
+    admitted = identities.as_agent("ldapmodify", """
+dn: cn=pharos-members,%(groups)s
+changetype: modify
+add: memberUid
+memberUid: %(user)s
+""" % dict(user=MEMBER, groups=identities.groups))
+    assert admitted.rc == 0, admitted.stderr
     for name in (MEMBER, LOCAL):
         made = host.run("rm -f /root/%s-key /root/%s-key.pub && ssh-keygen -q -t ed25519 -N '' -C %s -f /root/%s-key"
                         % (name, name, name, name))
