@@ -16,7 +16,7 @@ TOOLS := shellcheck iproute2
 AS_ROOT := $(if $(filter 0,$(shell id -u)),,sudo)
 
 # Molecule scenarios, in the order `make test` runs them.
-SCENARIOS := default directory cluster scratch release
+SCENARIOS := default directory cluster scratch release journey
 
 .PHONY: help lab lab-down test setup venv tools engine unit static lint sanity molecule clean
 

@@ -1,0 +1,81 @@
+"""What the journey's tests share: the scenario's Waldur, read from the controller, and waiting."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+EPHEMERAL = Path(os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY", "/nonexistent"))
+SIMULATOR = EPHEMERAL / "waldur"
+WALDUR_PORT = 18453
+OFFERING_UUID = "0ffe71b9c0ffee00d15ea5e000000002"
+
+# waldur-seed.yml's work, as the Site agent names it in Slurm: pharos_p_<project slug> and
+# pharos_a_<resource slug> (seed 001).
+PROJECT_ACCOUNT = "pharos_p_project-hpc"
+ALLOCATION = "pharos_a_hpc-2026"
+QUALIFICATION = "pharos_a_qualification-2026"
+NODE_HOURS = {ALLOCATION: 10, QUALIFICATION: 2}
+ALLOCATIONS_OF = {"pharosalice": {ALLOCATION, QUALIFICATION}, "pharosbob": {ALLOCATION}}
+
+
+def waldur(host, method, path, body=None, as_user="waldur-staff"):
+    """A call to the scenario's Waldur from the controller: its state, as staff sees it, unless
+    another of the simulator's tokens is named. Returns (status, decoded body or None)."""
+    address = host.check_output("getent hosts waldur.lab").split()[0]
+    token = (SIMULATOR / ("%s-token" % as_user)).read_text().strip()
+    with httpx.Client(verify=str(SIMULATOR / "ca.pem"), timeout=10,
+                      headers={"Authorization": "Token %s" % token}) as client:
+        response = client.request(method, "https://%s:%d/api/%s" % (address, WALDUR_PORT, path), json=body)
+    return response.status_code, (response.json() if response.content else None)
+
+
+def listed(host, path):
+    status, items = waldur(host, "GET", path)
+    assert status == 200, items
+    return items
+
+
+def wait_until(condition, seconds, interval=3):
+    """condition() until it returns something truthy or seconds pass; its last answer either way."""
+    deadline = time.monotonic() + seconds
+    while True:
+        answer = condition()
+        if answer or time.monotonic() > deadline:
+            return answer
+        time.sleep(interval)
+
+
+def agent_log(host, mode, lines=40):
+    return host.run("journalctl -u waldur-site-agent@%s --no-pager -n %d" % (mode, lines)).stdout
+
+
+def sacctmgr(host, *arguments):
+    """sacctmgr's parsable answer as rows of fields."""
+    output = host.check_output("sacctmgr --noheader --parsable2 " + " ".join(arguments))
+    return [line.split("|") for line in output.splitlines() if line]
+
+
+def as_member(host, member, command):
+    return host.run("runuser -u %s -- %s" % (member, command))
+
+
+def run_site_playbook(playbook, *options, extra_vars=None):
+    """ansible-playbook playbooks/<playbook> on the scenario's inventory, as an administrator runs
+    it; returns (return code, output)."""
+    project = Path(__file__).resolve().parents[3]
+    command = [str(Path(sys.executable).parent / "ansible-playbook"),
+               "-i", str(Path(os.environ["MOLECULE_INVENTORY_FILE"]).parent),
+               "-e", "slurm_jwks_file=%s/jwks.json" % EPHEMERAL, *options]
+    if extra_vars is not None:
+        command += ["-e", json.dumps(extra_vars)]
+    command.append(str(project / "playbooks" / playbook))
+    environment = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(project / "collections"),
+                       ANSIBLE_FORCE_COLOR="false", ANSIBLE_NOCOLOR="true")
+    result = subprocess.run(command, cwd=project, env=environment, capture_output=True, text=True, timeout=900,
+                            check=False)
+    return result.returncode, result.stdout + result.stderr

@@ -1,0 +1,79 @@
+"""Seed 001's end-to-end lane, second half (after test_journey.py, by file order): a member who
+leaves one Project keeps the other, a terminated allocation keeps its account with no users and
+no hours, and a member who leaves every Project still logs in but may not submit."""
+
+import pytest
+
+from journey import (ALLOCATION, OFFERING_UUID, QUALIFICATION, agent_log, as_member, listed, sacctmgr, wait_until,
+                     waldur)
+
+testinfra_hosts = ["ansible://pharos-journey-login"]
+
+AGENT_CYCLE_SECONDS = 240
+
+
+def project_uuid(host, allocation):
+    resources = listed(host, "marketplace-provider-resources/?offering_uuid=%s" % OFFERING_UUID)
+    return next(resource["project_uuid"] for resource in resources if resource["backend_id"] == allocation)
+
+
+def user_uuid(host, member):
+    users = listed(host, "marketplace-offering-users/?offering_uuid=%s" % OFFERING_UUID)
+    return next(user["user_uuid"] for user in users if user["username"] == member)
+
+
+def leave(host, member, allocation, role):
+    status, answer = waldur(host, "POST", "projects/%s/delete_user/" % project_uuid(host, allocation),
+                            {"user": user_uuid(host, member), "role": role})
+    assert status == 200, answer
+
+
+def associations(host, member):
+    return {row[0] for row in sacctmgr(host, "show association where user=%s format=account" % member)}
+
+
+def submits(host, member, account=None):
+    return as_member(host, member, "sbatch %s-p compute -t 1 --wrap true" % ("-A %s " % account if account else ""))
+
+
+def test_a_member_who_leaves_one_project_keeps_the_other(host):
+    assert {ALLOCATION, QUALIFICATION} <= associations(host, "pharosalice")
+    leave(host, "pharosalice", ALLOCATION, "PROJECT.MANAGER")
+    left = wait_until(lambda: ALLOCATION not in associations(host, "pharosalice"), AGENT_CYCLE_SECONDS)
+    assert left, agent_log(host, "membership_sync")
+    assert QUALIFICATION in associations(host, "pharosalice")
+    assert submits(host, "pharosalice", QUALIFICATION).rc == 0
+    assert submits(host, "pharosalice", ALLOCATION).rc != 0
+
+
+def test_a_terminated_allocation_keeps_its_account_without_users_or_hours_and_refuses_jobs(host):
+    resource = next(item for item in listed(host, "marketplace-provider-resources/?offering_uuid=%s" % OFFERING_UUID)
+                    if item["backend_id"] == QUALIFICATION)
+    status, answer = waldur(host, "POST", "marketplace-resources/%s/terminate/" % resource["uuid"], {})
+    assert status == 200, answer
+
+    def order_state():
+        (order,) = [order for order in listed(host, "marketplace-orders/?offering_uuid=%s" % OFFERING_UUID)
+                    if order["uuid"] == answer["order_uuid"]]
+        return order["state"] if order["state"] in ("done", "erred") else None
+
+    assert wait_until(order_state, AGENT_CYCLE_SECONDS) == "done", agent_log(host, "order_process")
+    # soft_delete: the account stays under its project, with no user and its limit zeroed.
+    rows = sacctmgr(host, "show association where account=%s format=user,grptresmins" % QUALIFICATION)
+    assert rows == [["", "node=0"]]
+    refused = submits(host, "pharosalice", QUALIFICATION)
+    assert refused.rc != 0
+
+
+@pytest.mark.parametrize("account", [ALLOCATION, None], ids=["with -A", "without -A"])
+def test_a_member_who_leaves_every_project_still_logs_in_but_may_not_submit(host, account):
+    if ALLOCATION in associations(host, "pharosbob"):
+        leave(host, "pharosbob", ALLOCATION, "PROJECT.MEMBER")
+        assert wait_until(lambda: ALLOCATION not in associations(host, "pharosbob"), AGENT_CYCLE_SECONDS), \
+            agent_log(host, "membership_sync")
+    login = host.run("ssh -n -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null "
+                     "-o ConnectTimeout=5 -i /root/pharosbob-key pharosbob@127.0.0.1 id -un")
+    assert login.rc == 0 and login.stdout.strip() == "pharosbob", login.stderr
+    refused = submits(host, "pharosbob", account)
+    assert refused.rc != 0
+    assert associations(host, "pharosbob") <= {"pharos_default"}
