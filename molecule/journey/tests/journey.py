@@ -21,6 +21,8 @@ ALLOCATION = "pharos_a_hpc-2026"
 QUALIFICATION = "pharos_a_qualification-2026"
 NODE_HOURS = {ALLOCATION: 10, QUALIFICATION: 2}
 ALLOCATIONS_OF = {"pharosalice": {ALLOCATION, QUALIFICATION}, "pharosbob": {ALLOCATION}}
+# The agents poll every minute; a change shows within a few of their cycles.
+AGENT_CYCLE_SECONDS = 240
 
 
 def waldur(host, method, path, body=None, as_user="waldur-staff"):
@@ -38,6 +40,12 @@ def listed(host, path):
     status, items = waldur(host, "GET", path)
     assert status == 200, items
     return items
+
+
+def resource_of_account(host, account):
+    """The Waldur resource whose backend_id is the Slurm account."""
+    resources = listed(host, "marketplace-provider-resources/?offering_uuid=%s" % OFFERING_UUID)
+    return next(resource for resource in resources if resource["backend_id"] == account)
 
 
 def wait_until(condition, seconds, interval=3):
@@ -62,6 +70,12 @@ def sacctmgr(host, *arguments):
 
 def as_member(host, member, command):
     return host.run("runuser -u %s -- %s" % (member, command))
+
+
+def ssh(host, member, command="id -un"):
+    """An ssh login as member on the login node, with the key write_key made."""
+    return host.run("ssh -n -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null "
+                    "-o ConnectTimeout=5 -i /root/%s-key %s@127.0.0.1 %s" % (member, member, command))
 
 
 def run_site_playbook(playbook, *options, extra_vars=None):

@@ -4,17 +4,10 @@ no hours, and a member who leaves every Project still logs in but may not submit
 
 import pytest
 
-from journey import (ALLOCATION, OFFERING_UUID, QUALIFICATION, agent_log, as_member, listed, sacctmgr, wait_until,
-                     waldur)
+from journey import (AGENT_CYCLE_SECONDS, ALLOCATION, OFFERING_UUID, QUALIFICATION, agent_log, as_member, listed,
+                     resource_of_account, sacctmgr, ssh, wait_until, waldur)
 
 testinfra_hosts = ["ansible://pharos-journey-login"]
-
-AGENT_CYCLE_SECONDS = 240
-
-
-def project_uuid(host, allocation):
-    resources = listed(host, "marketplace-provider-resources/?offering_uuid=%s" % OFFERING_UUID)
-    return next(resource["project_uuid"] for resource in resources if resource["backend_id"] == allocation)
 
 
 def user_uuid(host, member):
@@ -23,7 +16,7 @@ def user_uuid(host, member):
 
 
 def leave(host, member, allocation, role):
-    status, answer = waldur(host, "POST", "projects/%s/delete_user/" % project_uuid(host, allocation),
+    status, answer = waldur(host, "POST", "projects/%s/delete_user/" % resource_of_account(host, allocation)["project_uuid"],
                             {"user": user_uuid(host, member), "role": role})
     assert status == 200, answer
 
@@ -47,8 +40,7 @@ def test_a_member_who_leaves_one_project_keeps_the_other(host):
 
 
 def test_a_terminated_allocation_keeps_its_account_without_users_or_hours_and_refuses_jobs(host):
-    resource = next(item for item in listed(host, "marketplace-provider-resources/?offering_uuid=%s" % OFFERING_UUID)
-                    if item["backend_id"] == QUALIFICATION)
+    resource = resource_of_account(host, QUALIFICATION)
     status, answer = waldur(host, "POST", "marketplace-resources/%s/terminate/" % resource["uuid"], {})
     assert status == 200, answer
 
@@ -71,8 +63,7 @@ def test_a_member_who_leaves_every_project_still_logs_in_but_may_not_submit(host
         leave(host, "pharosbob", ALLOCATION, "PROJECT.MEMBER")
         assert wait_until(lambda: ALLOCATION not in associations(host, "pharosbob"), AGENT_CYCLE_SECONDS), \
             agent_log(host, "membership_sync")
-    login = host.run("ssh -n -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null "
-                     "-o ConnectTimeout=5 -i /root/pharosbob-key pharosbob@127.0.0.1 id -un")
+    login = ssh(host, "pharosbob")
     assert login.rc == 0 and login.stdout.strip() == "pharosbob", login.stderr
     refused = submits(host, "pharosbob", account)
     assert refused.rc != 0
