@@ -16,7 +16,7 @@ TEMPLATES = [
     "roles/scratch/templates/scratch-attempt.sh.j2",
     "roles/job_identity/templates/job-identity-prolog.sh.j2",
 ]
-SCRIPTS = ["scripts/sanity", "scripts/lab-member-key"]
+SCRIPTS = ["scripts/sanity", "scripts/lab-member-key", "roles/slurm/files/pharos-slurm-resolve-users"]
 
 
 def shellcheck(path):

@@ -7,13 +7,13 @@ import re
 
 import pytest
 
-from journey import (ALLOCATION, ALLOCATIONS_OF, NODE_HOURS, OFFERING_UUID, PROJECT_ACCOUNT, QUALIFICATION, SIMULATOR,
-                     agent_log, as_member, listed, sacctmgr, wait_until)
+from journey import (AGENT_CYCLE_SECONDS, ALLOCATION, ALLOCATIONS_OF, NODE_HOURS, OFFERING_UUID, PROJECT_ACCOUNT,
+                     QUALIFICATION, SIMULATOR, agent_log, as_member, listed, resource_of_account, sacctmgr, ssh,
+                     wait_until)
 
 testinfra_hosts = ["ansible://pharos-journey-login"]
 
-# The agents poll every minute; SSSD caches for 90 s (seed 001's 120 s window).
-AGENT_CYCLE_SECONDS = 240
+# SSSD caches for 90 s (seed 001's 120 s window).
 LOGIN_WINDOW_SECONDS = 150
 
 
@@ -108,11 +108,6 @@ def write_key(host, member):
     assert written.rc == 0, written.stderr
 
 
-def ssh(host, member, command="id -un"):
-    return host.run("ssh -n -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null "
-                    "-o ConnectTimeout=5 -i /root/%s-key %s@127.0.0.1 %s" % (member, member, command))
-
-
 def test_a_member_the_agent_created_logs_in_over_ssh_with_a_key_from_the_directory(host, members):
     del members
     write_key(host, "pharosbob")
@@ -158,8 +153,7 @@ def test_a_jobs_usage_reaches_waldur_as_node_hours_through_report(host, members)
     assert job.rc == 0, job.stderr
     expected = used_node_hours(host, ALLOCATION)
     assert expected > 0
-    resource = next(item for item in listed(host, "marketplace-provider-resources/?offering_uuid=%s" % OFFERING_UUID)
-                    if item["backend_id"] == ALLOCATION)
+    resource = resource_of_account(host, ALLOCATION)
 
     def reported():
         usages = listed(host, "marketplace-component-usages/?resource_uuid=%s" % resource["uuid"])
@@ -173,8 +167,7 @@ def test_a_jobs_usage_reaches_waldur_as_node_hours_through_report(host, members)
 
 
 def node_usage(host, allocation):
-    resource = next(item for item in listed(host, "marketplace-provider-resources/?offering_uuid=%s" % OFFERING_UUID)
-                    if item["backend_id"] == allocation)
+    resource = resource_of_account(host, allocation)
     usages = listed(host, "marketplace-component-usages/?resource_uuid=%s" % resource["uuid"])
     return next((float(usage["usage"]) for usage in usages if usage["type"] == "node"), 0.0)
 
@@ -207,3 +200,19 @@ def test_the_same_report_from_a_token_that_only_manages_the_service_provider_is_
     # The owner's agent then reports it.
     assert wait_until(lambda: node_usage(host, ALLOCATION) == expected, AGENT_CYCLE_SECONDS), \
         (node_usage(host, ALLOCATION), expected, agent_log(host, "report"))
+
+
+def test_slurmctld_learns_the_uid_of_a_user_whose_name_resolves_after_their_association(host):
+    """The race between the agent's modes, made on purpose: a Slurm user first, the account second.
+    Without the slurm role's timer slurmctld would hold the user without a UID for an hour."""
+    added = host.run("sacctmgr -i add user pharoslate account=pharos_default")
+    assert added.rc == 0, added.stdout + added.stderr
+    try:
+        assert "pharoslate(4294967294)" in host.check_output("scontrol show assoc_mgr users=pharoslate flags=users")
+        host.check_output("useradd --no-create-home --shell /usr/sbin/nologin pharoslate")
+        uid = host.user("pharoslate").uid
+        learned = wait_until(lambda: "pharoslate(%d)" % uid in host.check_output(
+            "scontrol show assoc_mgr users=pharoslate flags=users"), 90)
+        assert learned, host.run("journalctl -u pharos-slurm-resolve-users --no-pager -n 20").stdout
+    finally:
+        host.run("sacctmgr -i remove user pharoslate; userdel pharoslate")
