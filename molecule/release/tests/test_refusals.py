@@ -107,3 +107,22 @@ def test_a_site_env_that_disagrees_with_the_inventory_is_refused_naming_both(hos
     assert ("has LDAP_BASE_DN=dc=icarus-hpc,dc=pharos, but the inventory has icarus_hpc_ldap_suffix: %s" % suffix
             in output)
     assert "has PHAROS_AGENT_UID=4100009, but the inventory has icarus_hpc_agent_uid: 4100001" in output
+
+
+@pytest.fixture
+def other_ldap_password(host):
+    """A token directory whose LDAP password is not the one the inventory gave cn=pharos-agent."""
+    host.check_output("mkdir -p /root/other-tokens && cp -p /root/pharos-tokens/* /root/other-tokens/ && "
+                      "printf 'not-the-vault-password\\n' > /root/other-tokens/site-agent-ldap-password")
+    yield "/root/other-tokens"
+    host.check_output("rm -r /root/other-tokens")
+
+
+def test_an_ldap_password_other_than_the_inventorys_is_refused_without_showing_either(host, other_ldap_password,
+                                                                                      unchanged):
+    rc, output = run_playbook("release.yml", succeed=False, extra_vars={"pharos_token_directory": other_ldap_password})
+    assert rc != 0
+    assert ("The Site agent's LDAP password in /root/other-tokens/site-agent-ldap-password differs from the "
+            "inventory's openldap_agent_password" in output)
+    password = host.ansible.get_variables()["openldap_agent_password"]
+    assert "not-the-vault-password" not in output and password not in output
