@@ -12,6 +12,7 @@ import httpx
 EPHEMERAL = Path(os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY", "/nonexistent"))
 SIMULATOR = EPHEMERAL / "waldur"
 WALDUR_PORT = 18453
+SITE_API_PORT = 18454
 OFFERING_UUID = "0ffe71b9c0ffee00d15ea5e000000002"
 
 # waldur-seed.yml's work, as the Site agent names it in Slurm: pharos_p_<project slug> and
@@ -72,10 +73,36 @@ def as_member(host, member, command):
     return host.run("runuser -u %s -- %s" % (member, command))
 
 
-def ssh(host, member, command="id -un"):
-    """An ssh login as member on the login node, with the key write_key made."""
+def ssh(host, member, command="id -un", key=None):
+    """An ssh login as member on the login node, with the key pair /root/<key>-key (by default
+    /root/<member>-key, which new_key makes)."""
     return host.run("ssh -n -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null "
-                    "-o ConnectTimeout=5 -i /root/%s-key %s@127.0.0.1 %s" % (member, member, command))
+                    "-o ConnectTimeout=5 -i /root/%s-key %s@127.0.0.1 %s" % (key or member, member, command))
+
+
+def new_key(host, name):
+    """A new key pair /root/<name>-key on the login node; returns its public half."""
+    made = host.run("rm -f /root/{n}-key /root/{n}-key.pub && ssh-keygen -q -t ed25519 -N '' -C {n} -f /root/{n}-key "
+                    "&& cat /root/{n}-key.pub".format(n=name))
+    assert made.rc == 0, made.stderr
+    return made.stdout.strip()
+
+
+def submit_keys(host, member, *keys):
+    """The member's keys as the control plane grants them, through the Site API's stand-in: the
+    keys given replace the member's, and none revokes them all."""
+    address = host.check_output("getent hosts site-api.lab").split()[0]
+    token = (SIMULATOR / "site-api-operator-token").read_text().strip()
+    response = httpx.put("https://%s:%d/stand-in/members/%s/keys" % (address, SITE_API_PORT, member),
+                         json={"keys": list(keys)}, headers={"Authorization": "Bearer " + token},
+                         verify=str(SIMULATOR / "ca.pem"), timeout=10)
+    assert response.status_code == 200, response.text
+
+
+def access_agent_cycles(host, since):
+    """The SSH access agent's log lines (JSON) since the epoch second given."""
+    lines = host.check_output("journalctl -u pharos-ssh-access-agent -o cat --no-pager --since @%d" % since)
+    return [json.loads(line) for line in lines.splitlines() if line.startswith("{")]
 
 
 def run_site_playbook(playbook, *options, extra_vars=None):

@@ -86,9 +86,10 @@ def test_the_activated_stand_in_runs_from_its_stable_path_and_finds_its_credenti
     agent = Path(layout.component_link("ssh-access")) / "bin" / "pharos-ssh-access-agent"
     completed = subprocess.run([str(agent), "--once"], capture_output=True, text=True, timeout=60, check=False,
                                env={"PATH": os.environ["PATH"], "CREDENTIALS_DIRECTORY": str(credentials),
-                                    "CENTRAL_SITE_API_URL": "https://site.example.org"})
-    assert completed.returncode == 0, completed.stderr
-    assert json.loads(completed.stdout)["token"] == "present"
+                                    "STATE_DIRECTORY": str(tmp_path), "CENTRAL_SITE_API_URL": "https://127.0.0.1:9"})
+    # It found its credential and went on to the Site API, which nothing serves here.
+    assert completed.returncode == 1, completed.stderr
+    assert json.loads(completed.stdout)["stage"] == "site_api"
     assert os.path.realpath(agent).startswith(os.path.realpath(layout.release(result["release_id"])))
 
 
