@@ -1,20 +1,27 @@
 """Seed 001's end-to-end lane, first half: the real Waldur Site agent turns Waldur's orders and
-memberships into Slurm allocations and directory accounts, the members log in with keys the
-SSH access agent's identity writes and run jobs, and their usage reaches Waldur as node-hours.
+memberships into Slurm allocations and directory accounts, the members log in with the keys
+they submit, which the SSH access agent's stand-in writes, and run jobs, and their usage reaches Waldur as node-hours.
 Everything is read back from where it lands: the simulator's state, slapd, slurmdbd."""
 
+import json
+import os
 import re
+import shlex
+import time
 
+import jwt
 import pytest
+import testinfra
+from cryptography.hazmat.primitives import serialization
 
 from journey import (AGENT_CYCLE_SECONDS, ALLOCATION, ALLOCATIONS_OF, NODE_HOURS, OFFERING_UUID, PROJECT_ACCOUNT,
-                     QUALIFICATION, SIMULATOR, agent_log, as_member, listed, resource_of_account, sacctmgr, ssh,
-                     wait_until)
+                     QUALIFICATION, SIMULATOR, access_agent_cycles, agent_log, as_member, listed, new_key,
+                     resource_of_account, sacctmgr, ssh, submit_keys, wait_until)
 
 testinfra_hosts = ["ansible://pharos-journey-login"]
 
-# SSSD caches for 90 s (seed 001's 120 s window).
-LOGIN_WINDOW_SECONDS = 150
+# The access agent's cycle (60 s), then SSSD's cache (90 s): seed 001's window is 120 s.
+LOGIN_WINDOW_SECONDS = 200
 
 
 def orders(host):
@@ -49,6 +56,15 @@ def members(host, done_orders):
     assert resolved, "members not in the directory after %d s\n%s\n%s" % (
         AGENT_CYCLE_SECONDS, agent_log(host, "order_process"), agent_log(host, "membership_sync"))
     return {name: host.user(name) for name in ALLOCATIONS_OF}
+
+
+@pytest.fixture(scope="module")
+def bobs_keys(host, members):
+    """Two keys pharosbob submits once his account exists. The tests that log in with them come
+    after the job and usage tests, which the keys' way through the agent and SSSD overlaps."""
+    assert members["pharosbob"].exists
+    submit_keys(host, "pharosbob", new_key(host, "pharosbob"), new_key(host, "pharosbob-old"))
+    return ("pharosbob", "pharosbob-old")
 
 
 def test_each_order_is_done_with_its_slurm_account_as_the_resource_backend_id(host, done_orders):
@@ -96,28 +112,8 @@ def test_a_membership_becomes_an_association_on_the_allocation_with_pharos_defau
         assert sacctmgr(host, "show user %s format=defaultaccount" % name) == [["pharos_default"]]
 
 
-def write_key(host, member):
-    """As the SSH access agent writes a key: its own Unix identity over ldapi (SASL EXTERNAL)."""
-    people = "ou=people,ou=pharos," + host.ansible.get_variables()["icarus_hpc_ldap_suffix"]
-    made = host.run("rm -f /root/{m}-key /root/{m}-key.pub && ssh-keygen -q -t ed25519 -N '' -C {m} -f /root/{m}-key"
-                    .format(m=member))
-    assert made.rc == 0, made.stderr
-    written = host.run("runuser -u pharos-ssh-access -- ldapmodify -Q -Y EXTERNAL -H ldapi:/// <<LDIF\n"
-                       "dn: uid=%s,%s\nchangetype: modify\nadd: objectClass\nobjectClass: ldapPublicKey\n-\n"
-                       "add: sshPublicKey\nsshPublicKey: $(cat /root/%s-key.pub)\nLDIF" % (member, people, member))
-    assert written.rc == 0, written.stderr
-
-
-def test_a_member_the_agent_created_logs_in_over_ssh_with_a_key_from_the_directory(host, members):
-    del members
-    write_key(host, "pharosbob")
-    login = wait_until(lambda: ssh(host, "pharosbob").rc == 0, LOGIN_WINDOW_SECONDS)
-    assert login, ssh(host, "pharosbob").stderr
-    assert ssh(host, "pharosbob").stdout.strip() == "pharosbob"
-
-
-def test_a_job_without_an_allocation_is_refused(host, members):
-    del members
+def test_a_job_without_an_allocation_is_refused(host, members, bobs_keys):
+    del members, bobs_keys
     refused = as_member(host, "pharosbob", "sbatch -p compute -t 1 --wrap true")
     assert refused.rc != 0
     assert "Job violates accounting/QOS policy" in refused.stderr
@@ -135,6 +131,44 @@ def test_a_member_runs_a_job_on_the_allocation_in_their_own_scratch_root(host, m
     user, work = job.stdout.split()
     assert user == "pharosbob"
     assert work.startswith("/scratch/pharos/pharosbob/")
+
+
+def member_token(member, lifetime=300):
+    """A member token as the Site's identity provider signs it (seed 004): RS256 with the key
+    prepare.yml made, whose JWKS slurmctld and slurmrestd trust."""
+    key = serialization.load_pem_private_key((SIMULATOR.parent / "signer.pem").read_bytes(), password=None)
+    now = int(time.time())
+    return jwt.encode({"sub": member, "preferred_username": member, "iat": now - 60, "exp": now + lifetime}, key,
+                      algorithm="RS256", headers={"kid": "pharos-scenario-signer"})
+
+
+def test_a_member_submits_through_slurmrestd_with_a_token_from_the_sites_signer(host, members, tmp_path):
+    del members
+    # The token reaches the node in a root-only file, never in a command line.
+    headers = tmp_path / "headers"
+    headers.write_text("X-SLURM-USER-NAME: pharosbob\nX-SLURM-USER-TOKEN: %s\n" % member_token("pharosbob"))
+    copied = host.ansible("copy", "src=%s dest=/root/rest-headers mode=0600" % headers, check=False)
+    assert not copied.get("failed"), copied
+    body = {"job": {"script": "#!/bin/sh\nid -un\npwd\n", "name": "journey-rest", "partition": "compute",
+                    "account": ALLOCATION, "current_working_directory": "/scratch/pharos/pharosbob",
+                    "standard_output": "/scratch/pharos/pharosbob/journey-rest.out", "environment": ["PATH=/usr/bin:/bin"]}}
+    answer = host.run("curl -s -H @/root/rest-headers -H 'Content-Type: application/json' -d %s "
+                      "http://127.0.0.1:6820/slurm/v0.0.42/job/submit; rm -f /root/rest-headers"
+                      % shlex.quote(json.dumps(body)))
+    assert answer.rc == 0, answer.stderr
+    submitted = json.loads(answer.stdout)
+    assert not submitted["errors"], submitted["errors"]
+    job = submitted["job_id"]
+    shown = wait_until(lambda: (lambda text: text if re.search("JobState=(COMPLETED|FAILED)", text) else "")(
+        host.check_output("scontrol -o show job %d" % job)), 120)
+    assert "JobState=COMPLETED" in shown, shown
+    assert "UserId=pharosbob(%d)" % host.user("pharosbob").uid in shown
+    assert "Account=%s" % ALLOCATION in shown
+    # Each node has its own scratch in the lab: the output is where the job ran.
+    node = testinfra.get_host("ansible://" + re.search(r" NodeList=(\S+)", shown).group(1),
+                              ansible_inventory=os.environ["MOLECULE_INVENTORY_FILE"])
+    assert node.check_output("cat /scratch/pharos/pharosbob/journey-rest.out").split() == [
+        "pharosbob", "/scratch/pharos/pharosbob"]
 
 
 def used_node_hours(host, account):
@@ -184,22 +218,80 @@ def test_the_same_report_from_a_token_that_only_manages_the_service_provider_is_
         assert job.rc == 0, job.stderr
         expected = used_node_hours(host, ALLOCATION)
         assert expected > before
-        manager_token = (SIMULATOR / "sp-manager-token").read_text().strip()
+        # The manager's token travels as a file and is read by awk from it, never in a command line.
+        copied = host.ansible("copy", "src=%s dest=/root/manager-token mode=0600" % (SIMULATOR / "sp-manager-token"),
+                              check=False)
+        assert not copied.get("failed"), copied
         configured = host.run(
-            "umask 077 && sed 's/^\\( *waldur_api_token:\\).*/\\1 %s/' /etc/pharos-hpc/secrets/waldur-site-agent-config.yaml"
-            " > /root/manager-agent.yaml && grep -c '%s' /root/manager-agent.yaml" % (manager_token, manager_token))
+            "umask 077 && awk 'BEGIN { getline token < \"/root/manager-token\" } "
+            "/^ *waldur_api_token:/ { sub(/:.*/, \": \" token) } { print }' "
+            "/etc/pharos-hpc/secrets/waldur-site-agent-config.yaml > /root/manager-agent.yaml && "
+            "grep -c -F -f /root/manager-token /root/manager-agent.yaml")
         assert configured.stdout.strip() == "1", configured.stderr
         # One report cycle with the manager's token: the agent reports at start, then sleeps.
         host.run("SSL_CERT_FILE=/etc/pharos-hpc/site-agent-ca.crt timeout 30 /opt/pharos-hpc/site-agent/bin/"
                  "waldur_site_agent --mode report --config-file /root/manager-agent.yaml")
         assert node_usage(host, ALLOCATION) == before
     finally:
-        host.run("rm -f /root/manager-agent.yaml")
+        host.run("rm -f /root/manager-agent.yaml /root/manager-token")
         started = host.run("systemctl start waldur-site-agent@report")
         assert started.rc == 0, started.stderr
     # The owner's agent then reports it.
     assert wait_until(lambda: node_usage(host, ALLOCATION) == expected, AGENT_CYCLE_SECONDS), \
         (node_usage(host, ALLOCATION), expected, agent_log(host, "report"))
+
+
+def people_dn(host):
+    return "ou=people,ou=pharos," + host.ansible.get_variables()["icarus_hpc_ldap_suffix"]
+
+
+def created_at(host, member):
+    """When slapd created the member's entry, in epoch seconds."""
+    found = host.check_output("ldapsearch -LLL -Q -Y EXTERNAL -H ldapi:/// -b %s '(uid=%s)' createTimestamp"
+                              % (people_dn(host), member))
+    stamp = re.search(r"createTimestamp: (\d{14})Z", found).group(1)
+    return int(host.check_output("date -u -d '%s-%s-%s %s:%s:%s' +%%s" % (
+        stamp[:4], stamp[4:6], stamp[6:8], stamp[8:10], stamp[10:12], stamp[12:14])))
+
+
+def test_a_key_submitted_before_the_account_existed_logs_in_once_the_agents_made_it(host, members):
+    del members
+    # prepare.yml submitted it, before converge made the account.
+    submitted = int(host.check_output("stat -c %Y /root/pharosalice-key.pub"))
+    assert submitted < created_at(host, "pharosalice")
+    login = wait_until(lambda: ssh(host, "pharosalice").rc == 0, LOGIN_WINDOW_SECONDS)
+    assert login, ssh(host, "pharosalice").stderr
+    assert ssh(host, "pharosalice").stdout.strip() == "pharosalice"
+    written = [cycle for cycle in access_agent_cycles(host, submitted) if "pharosalice" in cycle.get("written", [])]
+    assert written, "the SSH access agent never logged writing pharosalice's key"
+
+
+def test_keys_submitted_after_the_account_existed_each_log_in(host, bobs_keys):
+    for key in bobs_keys:
+        login = wait_until(lambda key=key: ssh(host, "pharosbob", key=key).rc == 0, LOGIN_WINDOW_SECONDS)
+        assert login, ssh(host, "pharosbob", key=key).stderr
+
+
+def test_after_the_access_agent_restarts_the_keys_still_log_in_and_nothing_is_rewritten(host, members):
+    del members
+    restarted = int(host.check_output("date +%s"))
+    host.check_output("systemctl restart pharos-ssh-access-agent")
+    cycles = wait_until(lambda: [cycle for cycle in access_agent_cycles(host, restarted)
+                                 if cycle.get("event") == "cycle"], AGENT_CYCLE_SECONDS)
+    assert cycles, access_agent_cycles(host, restarted)
+    assert cycles[0]["written"] == [] and cycles[0]["waiting"] == []
+    for member, key in (("pharosalice", "pharosalice"), ("pharosbob", "pharosbob"), ("pharosbob", "pharosbob-old")):
+        assert ssh(host, member, key=key).rc == 0, (member, key)
+
+
+def test_a_revoked_key_is_refused_while_the_members_other_key_still_logs_in(host, members):
+    del members
+    keeps = host.check_output("cat /root/pharosbob-key.pub").strip()
+    submit_keys(host, "pharosbob", keeps)
+    refused = wait_until(lambda: ssh(host, "pharosbob", key="pharosbob-old").rc != 0, LOGIN_WINDOW_SECONDS)
+    assert refused, "the revoked key still logs in after %d s" % LOGIN_WINDOW_SECONDS
+    assert "Permission denied" in ssh(host, "pharosbob", key="pharosbob-old").stderr
+    assert ssh(host, "pharosbob").stdout.strip() == "pharosbob"
 
 
 def test_slurmctld_learns_the_uid_of_a_user_whose_name_resolves_after_their_association(host):
