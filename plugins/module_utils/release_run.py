@@ -37,7 +37,7 @@ class RunError(Exception):
 
 def read_site_env(path, manifest=None, required=False):
     """site.env's checked values ({} when absent and not required)."""
-    if not os.path.isfile(path):
+    if not os.path.lexists(path):
         if required:
             raise RunError("%s does not exist: a release is installed with the Site's values, whose fingerprint it "
                            "records (seed 002 §2). Fix: write site.env (see site.env.example in the release) first." % path)

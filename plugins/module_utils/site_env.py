@@ -22,7 +22,10 @@ the fix.
 from __future__ import annotations
 
 import difflib
+import os
 import re
+import stat
+import unicodedata
 from collections import OrderedDict, namedtuple
 
 SOURCE_NAME = "site.env"
@@ -55,13 +58,21 @@ KNOWN_KEYS = OrderedDict([
 OPTIONAL_KEYS = frozenset(["PYTHON_INDEX_URL"])
 
 KEY_PATTERN = re.compile(r"[A-Z][A-Z0-9_]*\Z")
-# (character test, what it is, why it is refused); the first match is reported.
+# Unicode's control (C0, DEL and C1), format (invisible, such as bidirectional overrides),
+# line and paragraph separator, surrogate, private use and unassigned characters: some reader
+# takes each as a line break or shows it as nothing.
+INVISIBLE_CATEGORIES = frozenset(["Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"])
+# (character test, what it is, why it is refused); the first match is reported, with the
+# character's code point where the character itself cannot be seen.
 REFUSED_IN_VALUES = (
     (lambda c: c in "\"'", "a quote", "a shell or systemd would strip it and this reader would keep it; write the value without quotes"),
     (lambda c: c in "$`", "substitution syntax ($ or `)", "site.env is never substituted; write the literal value"),
     (lambda c: c == "\\", "a backslash", "escapes and line continuations are not read; write the literal value"),
     (lambda c: c == "#", "a #", "other readers take it as the start of a comment; put comments on their own line"),
-    (lambda c: ord(c) < 32 or ord(c) == 127, "a control character", "remove it"),
+    (lambda c: unicodedata.category(c) in INVISIBLE_CATEGORIES, "a control or invisible character (U+%04X)",
+     "remove it: other readers may take it as a line break or show nothing"),
+    (lambda c: c.isspace() and c != " ", "a space other than the ASCII space (U+%04X)",
+     "write the ASCII space: other readers split lists on it, or do not"),
 )
 
 Line = namedtuple("Line", "key value number")
@@ -112,8 +123,9 @@ def _read_line(number, text, violations):
                                     "write KEY=value with a key from site.env.example"))
         return None
     for test, what, fix in REFUSED_IN_VALUES:
-        if any(test(character) for character in value):
-            violations.append(Violation(key, number, "holds %s" % what, fix))
+        found = next((character for character in value if test(character)), None)
+        if found is not None:
+            violations.append(Violation(key, number, "holds %s" % (what % ord(found) if "%" in what else what), fix))
             return None
     if value != value.rstrip():
         violations.append(Violation(key, number, "ends with whitespace", "remove the trailing spaces"))
@@ -160,10 +172,41 @@ def parse(text):
     return lines, violations
 
 
+FILE_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+              (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+
+
+def read_bytes(path):
+    """(the bytes of the regular file at path, [Violation] of its mode).
+
+    Opened without blocking, so a FIFO in its place is refused rather than waited on; a file
+    that every user may write is a violation, since whoever writes site.env chooses the Site's
+    values. SiteEnvError when path is not a regular file."""
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        status = os.fstat(descriptor)
+        if not stat.S_ISREG(status.st_mode):
+            kind = next((name for test, name in FILE_KINDS if test(status.st_mode)), "not a regular file")
+            raise SiteEnvError([Violation(None, None, "is %s, not a regular file" % kind,
+                                          "point the path at the site.env file itself")])
+        with os.fdopen(descriptor, "rb") as handle:
+            descriptor = None
+            data = handle.read()
+    finally:
+        if descriptor is not None:
+            os.close(descriptor)
+    violations = []
+    if status.st_mode & stat.S_IWOTH:
+        violations.append(Violation(None, None, "is writable by every user (mode %04o)" % stat.S_IMODE(status.st_mode),
+                                    "run chmod o-w on it: whoever writes site.env chooses the Site's values"))
+    return data, violations
+
+
 def read(path):
     """parse() of the file at path, read as bytes: nothing comes from the environment."""
-    with open(path, "rb") as handle:
-        return parse(handle.read())
+    data, file_violations = read_bytes(path)
+    lines, violations = parse(data)
+    return lines, file_violations + violations
 
 
 def values(lines):

@@ -17,7 +17,7 @@ import re
 from urllib.parse import urlsplit
 
 from ansible_collections.pharos.hpc.plugins.module_utils.site_env import (
-    KNOWN_KEYS, OPTIONAL_KEYS, SiteEnvError, Violation, parse, values)
+    KNOWN_KEYS, OPTIONAL_KEYS, SiteEnvError, Violation, parse, read_bytes, values)
 
 AGENT_MODES = ("order_process", "membership_sync", "report")
 OFFERING_UUID = re.compile(r"[0-9a-f]{32}\Z")
@@ -45,33 +45,41 @@ def _is_loopback(host):
 
 
 def _url(line, schemes, loopback=False, origin_only=False):
-    """Violations of one URL value; the value is not quoted, it may embed a password."""
+    """Violations of one URL value. The value and its parts are never quoted: a password may sit
+    anywhere in a URL that a reader splits in an unexpected place."""
     def violation(rule, fix):
         return [Violation(line.key, line.number, rule, fix)]
-    parts = urlsplit(line.value)
+    if "@" in line.value:
+        return violation("embeds credentials in the URL",
+                         "remove user:password@ from it; tokens and passwords live in /etc/pharos-hpc/secrets")
+    try:
+        parts = urlsplit(line.value)
+        hostname = parts.hostname
+    except ValueError:
+        return violation("is not a well-formed URL", "write scheme://host[:port]/path, with an IPv6 address in [ ]")
+    try:
+        port = parts.port
+    except ValueError:
+        port = 0
     if parts.scheme not in schemes:
         return violation("must use %s" % " or ".join("%s://" % scheme for scheme in schemes),
                          "write a %s:// URL" % schemes[0])
-    if "@" in parts.netloc:
-        return violation("embeds credentials in the URL",
-                         "remove user:password@ from it; tokens and passwords live in /etc/pharos-hpc/secrets")
+    if "?" in line.value:
+        return violation("has a query or fragment", "remove everything from the ?")
     if parts.scheme == "ldapi":
-        return violation("has a query or fragment", "remove everything after the socket path") \
-            if parts.query or parts.fragment else []
-    try:
-        parts.port
-    except ValueError:
-        return violation("has a port that is not a number from 1 to 65535", "correct the port")
-    if not parts.hostname:
+        return []
+    if port == 0 or parts.netloc.endswith(":"):
+        return violation("has a port that is not a number from 1 to 65535", "correct the port, or remove the :")
+    if not hostname:
         return violation("names no host", "write %s://host..." % parts.scheme)
-    if loopback and not _is_loopback(parts.hostname):
-        return violation("is not on host loopback (%s)" % parts.hostname,
+    if loopback and not _is_loopback(hostname):
+        return violation("is not on host loopback (%s)" % hostname,
                          "use 127.0.0.1, ::1 or localhost: this service speaks plaintext or must stay on the host")
-    if parts.query or parts.fragment:
-        return violation("has a query or fragment", "remove everything from ? or #")
-    if origin_only and parts.path not in ("",):
-        return violation("is not an origin (it has the path %s)" % parts.path,
-                         "write only %s://%s; the agents append /v1/site/... themselves" % (parts.scheme, parts.netloc))
+    if origin_only and parts.path:
+        origin = "%s://%s" % (parts.scheme, "[%s]" % hostname if ":" in hostname else hostname)
+        return violation("is not an origin (it has a path)",
+                         "write only %s%s; the agents append /v1/site/... themselves"
+                         % (origin, ":%d" % port if port else ""))
     return []
 
 
@@ -212,16 +220,16 @@ def validate(lines, components=None, dependency_mode=None):
     return violations
 
 
-def check(text, components=None, dependency_mode=None):
+def check(text, components=None, dependency_mode=None, file_violations=()):
     """The values of a site.env text when it is well formed and every rule holds; SiteEnvError
-    naming every violation otherwise."""
+    naming every violation otherwise (with file_violations, those of the file it came from)."""
     lines, violations = parse(text)
-    violations += validate(lines, components, dependency_mode)
+    violations = list(file_violations) + violations + validate(lines, components, dependency_mode)
     if violations:
         raise SiteEnvError(sorted(violations, key=lambda violation: (violation.line is None, violation.line or 0)))
     return values(lines)
 
 
 def check_file(path, components=None, dependency_mode=None):
-    with open(path, "rb") as handle:
-        return check(handle.read(), components, dependency_mode)
+    data, file_violations = read_bytes(path)
+    return check(data, components, dependency_mode, file_violations)

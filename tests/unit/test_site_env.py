@@ -4,6 +4,8 @@ Every case starts from the shipped release/site.env.example, which must pass, an
 one line; the refusal must name the key, the line, the rule and the fix.
 """
 
+import os
+
 import pytest
 
 from ansible_collections.pharos.hpc.plugins.module_utils import site_env, site_env_rules
@@ -58,7 +60,8 @@ SYNTAX_CASES = [
     ("WALDUR_API_URL=https://w.example.org/api/\\", "WALDUR_API_URL", "holds a backslash", "literal value"),
     ("WALDUR_API_URL=https://w.example.org/api/ # Waldur", "WALDUR_API_URL", "holds a #", "own line"),
     ("WALDUR_API_URL=https://w.example.org/api/ ", "WALDUR_API_URL", "ends with whitespace", "trailing spaces"),
-    ("WALDUR_API_URL=https://w.example.org/\tapi/", "WALDUR_API_URL", "holds a control character", "remove it"),
+    ("WALDUR_API_URL=https://w.example.org/\tapi/", "WALDUR_API_URL", "holds a control or invisible character (U+0009)",
+     "remove it"),
     ("WALDUR_API_URL = https://w.example.org/api/", "WALDUR_API_URL", "has spaces around", "no spaces around ="),
     ("export WALDUR_API_URL=https://w.example.org/api/", "WALDUR_API_URL", "starts with export", "never sourced"),
     ("WALDUR_API_URL", None, "is not KEY=value", "write KEY=value"),
@@ -186,3 +189,104 @@ def test_a_file_is_read_as_bytes_from_its_path(example, tmp_path):
     assert site_env_rules.check_file(str(path), components=COMPONENTS)["CENTRAL_OFFERING_UUID"] == "0123456789abcdef0123456789abcdef"
     lines, violations = site_env.read(str(path))
     assert violations == [] and lines["SITE_AGENT_MODES"].number > 1
+
+
+# Classes of bad input that once crashed, hung or slipped through: each case is one member of
+# its class, and every member must be refused with its key and line.
+
+INVISIBLE = ["\u0085", "\u0080", "\u009f", "\u2028", "\u2029", "\u200b", "\u202e", "\ufeff", "\u001c", "\u007f",
+             "\ue000"]
+
+
+@pytest.mark.parametrize("character", INVISIBLE, ids=lambda character: "U+%04X" % ord(character))
+def test_a_control_separator_or_invisible_character_inside_a_value_is_refused_naming_its_code_point(example,
+                                                                                                       character):
+    text, number = with_line(example, "SITE_AGENT_MODES", "SITE_AGENT_MODES=order_process%smembership_sync report"
+                             % character)
+    # The line is refused, so the key is also reported missing.
+    violation, _missing = refusal(text, components=COMPONENTS).violations
+    assert (violation.key, violation.line) == ("SITE_AGENT_MODES", number)
+    assert violation.rule == "holds a control or invisible character (U+%04X)" % ord(character)
+
+
+@pytest.mark.parametrize("space", ["\u00a0", "\u2007", "\u202f", "\u3000", "\u2003", "\u1680"],
+                         ids=lambda character: "U+%04X" % ord(character))
+def test_a_space_other_than_ascii_inside_a_list_is_refused_rather_than_read_as_a_separator(example, space):
+    text, number = with_line(example, "ACTIVATION_COMPONENTS", "ACTIVATION_COMPONENTS=site-agent%sssh-access" % space)
+    violation, _missing = refusal(text, components=COMPONENTS).violations
+    assert (violation.key, violation.line) == ("ACTIVATION_COMPONENTS", number)
+    assert violation.rule == "holds a space other than the ASCII space (U+%04X)" % ord(space)
+
+
+URL_KEYS = ["WALDUR_API_URL", "CENTRAL_SITE_API_URL", "NATIVE_SITE_AGENT_LDAP_URI", "SLURMRESTD_URL"]
+HOSTS = {"WALDUR_API_URL": "https://w.example.org", "CENTRAL_SITE_API_URL": "https://site.example.org",
+         "NATIVE_SITE_AGENT_LDAP_URI": "ldap://127.0.0.1", "SLURMRESTD_URL": "http://127.0.0.1"}
+
+
+@pytest.mark.parametrize("key", URL_KEYS)
+@pytest.mark.parametrize("broken", ["{scheme}://[127.0.0.1", "{scheme}://[::1", "{scheme}://127.0.0.1]:80",
+                                    "{scheme}://[not-an-address]:80"])
+def test_a_malformed_url_is_refused_with_its_key_and_line_instead_of_crashing(example, key, broken):
+    text, number = with_line(example, key, "%s=%s" % (key, broken.format(scheme=HOSTS[key].split(":")[0])))
+    violation, = refusal(text, components=COMPONENTS).violations
+    assert (violation.key, violation.line, violation.rule) == (key, number, "is not a well-formed URL")
+
+
+@pytest.mark.parametrize("key", URL_KEYS)
+@pytest.mark.parametrize(("suffix", "rule"), [(":", "has a port that is not a number from 1 to 65535"),
+                                              (":0", "has a port that is not a number from 1 to 65535"),
+                                              (":65536", "has a port that is not a number from 1 to 65535"),
+                                              (":http", "has a port that is not a number from 1 to 65535"),
+                                              ("?", "has a query or fragment"),
+                                              ("/?", "has a query or fragment")])
+def test_an_empty_or_zero_port_and_an_empty_query_are_refused(example, key, suffix, rule):
+    text, number = with_line(example, key, "%s=%s%s" % (key, HOSTS[key], suffix))
+    violation, = refusal(text, components=COMPONENTS).violations
+    assert (violation.key, violation.line, violation.rule) == (key, number, rule)
+
+
+@pytest.mark.parametrize("key", URL_KEYS + ["PYTHON_INDEX_URL"])
+@pytest.mark.parametrize("url", ["https://agent:Pa55-word-7@host.example.org/",
+                                 "https://agent:Pa55/word-7@host.example.org",
+                                 "https://host.example.org/agent:Pa55-word-7@x",
+                                 "https://[::1/agent:Pa55-word-7@x",
+                                 "ldap://agent:Pa55?word-7@127.0.0.1"])
+def test_a_refused_url_is_never_quoted_back_with_a_password_it_carries(example, key, url):
+    text = example + "\n%s=%s\n" % (key, url) if key == "PYTHON_INDEX_URL" else with_line(
+        example, key, "%s=%s" % (key, url))[0]
+    error = refusal(text, components=COMPONENTS)
+    assert "Pa55" not in str(error) and "word-7" not in str(error)
+    assert any(violation.key == key for violation in error.violations)
+
+
+def test_a_fifo_in_place_of_site_env_is_refused_without_waiting_for_a_writer(tmp_path):
+    fifo = tmp_path / "site.env"
+    os.mkfifo(fifo)
+    with pytest.raises(site_env.SiteEnvError) as raised:
+        site_env_rules.check_file(str(fifo))
+    assert "is a FIFO, not a regular file" in str(raised.value)
+
+
+@pytest.mark.parametrize(("make", "kind"), [(lambda path: path.mkdir(), "a directory"),
+                                            (lambda path: path.symlink_to("/dev/null"), "a character device")])
+def test_a_directory_or_device_in_place_of_site_env_is_refused_naming_what_it_is(tmp_path, make, kind):
+    path = tmp_path / "site.env"
+    make(path)
+    with pytest.raises(site_env.SiteEnvError) as raised:
+        site_env_rules.check_file(str(path))
+    assert "is %s, not a regular file" % kind in str(raised.value)
+
+
+@pytest.mark.parametrize(("mode", "refused"), [(0o646, True), (0o666, True), (0o602, True), (0o644, False),
+                                               (0o664, False), (0o600, False)])
+def test_a_site_env_every_user_may_write_is_refused_with_its_mode(example, tmp_path, mode, refused):
+    path = tmp_path / "site.env"
+    path.write_text(example)
+    path.chmod(mode)
+    if not refused:
+        assert site_env_rules.check_file(str(path), components=COMPONENTS)
+        return
+    with pytest.raises(site_env.SiteEnvError) as raised:
+        site_env_rules.check_file(str(path), components=COMPONENTS)
+    violation, = raised.value.violations
+    assert violation.rule == "is writable by every user (mode %04o)" % mode and "chmod o-w" in violation.fix
