@@ -199,8 +199,7 @@ INVISIBLE = ["\u0085", "\u0080", "\u009f", "\u2028", "\u2029", "\u200b", "\u202e
 
 
 @pytest.mark.parametrize("character", INVISIBLE, ids=lambda character: "U+%04X" % ord(character))
-def test_a_control_separator_or_invisible_character_inside_a_value_is_refused_naming_its_code_point(example,
-                                                                                                       character):
+def test_a_control_separator_or_invisible_character_in_a_value_is_refused_naming_its_code_point(example, character):
     text, number = with_line(example, "SITE_AGENT_MODES", "SITE_AGENT_MODES=order_process%smembership_sync report"
                              % character)
     # The line is refused, so the key is also reported missing.

@@ -97,12 +97,13 @@ def test_the_plan_adds_granted_keys_and_the_key_class_where_it_is_missing():
 
 def test_the_plan_removes_a_revoked_key_it_wrote_and_leaves_a_key_someone_else_wrote():
     entries = {"bob": ({BOB_KEY, HAND_KEY}, True)}
-    changes, managed, _, unmanaged = plan(entries, {}, {"bob": {BOB_KEY}})
+    changes, managed, waiting, unmanaged = plan(entries, {}, {"bob": {BOB_KEY}})
     assert changes == {"bob": (set(), {BOB_KEY}, False)}
-    assert managed == {} and unmanaged == {"bob": {HAND_KEY}}
+    assert managed == {} and waiting == [] and unmanaged == {"bob": {HAND_KEY}}
 
 
 def test_the_plan_keeps_keys_for_a_member_without_an_entry_waiting_and_changes_nothing_when_in_step():
     entries = {"alice": ({ALICE_KEY}, True)}
-    changes, managed, waiting, _ = plan(entries, {"alice": {ALICE_KEY}, "carol": {BOB_KEY}}, {"alice": {ALICE_KEY}})
-    assert changes == {} and managed == {"alice": {ALICE_KEY}} and waiting == ["carol"]
+    changes, managed, waiting, unmanaged = plan(entries, {"alice": {ALICE_KEY}, "carol": {BOB_KEY}},
+                                                {"alice": {ALICE_KEY}})
+    assert changes == {} and managed == {"alice": {ALICE_KEY}} and waiting == ["carol"] and unmanaged == {}
