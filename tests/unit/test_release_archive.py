@@ -1,6 +1,7 @@
 """Hash-pinned requirements and the deterministic release archive."""
 
 import io
+import os
 import tarfile
 
 import pytest
@@ -79,16 +80,50 @@ def test_a_tree_holding_a_symlink_is_not_packed(tree, tmp_path):
         release_archive.pack(str(tree), str(tmp_path / "r.tar.gz"), "r1")
 
 
-def test_an_archive_with_a_member_outside_its_root_is_not_unpacked(tmp_path):
+def member(name, kind=tarfile.REGTYPE, link=""):
+    info = tarfile.TarInfo(name)
+    info.type, info.linkname = kind, link
+    info.size = 2 if kind == tarfile.REGTYPE else 0
+    return info
+
+
+EVIL_MEMBERS = {
+    "a path outside its root": (member("r1/../../escaped"), "is not a plain relative path"),
+    "an absolute path": (member("/tmp/escaped"), "is not a plain relative path"),
+    "a dot component": (member("r1/./a"), "is not a plain relative path"),
+    "a symbolic link out": (member("r1/units", tarfile.SYMTYPE, "/etc"), "is a symbolic link"),
+    "a symbolic link in": (member("r1/link", tarfile.SYMTYPE, "manifest.yml"), "is a symbolic link"),
+    "a hard link": (member("r1/passwd", tarfile.LNKTYPE, "/etc/passwd"), "is a hard link"),
+    "a character device": (member("r1/null", tarfile.CHRTYPE), "is a character device"),
+    "a block device": (member("r1/disk", tarfile.BLKTYPE), "is a block device"),
+    "a FIFO": (member("r1/pipe", tarfile.FIFOTYPE), "is a FIFO"),
+    "a name given twice": (member("r1/manifest.yml"), "appears twice"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(EVIL_MEMBERS))
+def test_an_archive_with_a_member_that_is_not_a_plain_file_or_directory_is_refused_before_any_write(tmp_path, case):
+    evil, problem = EVIL_MEMBERS[case]
     archive_path = tmp_path / "evil.tar.gz"
     with tarfile.open(archive_path, "w:gz") as archive:
-        for name in ("r1/manifest.yml", "r1/../../escaped"):
-            info = tarfile.TarInfo(name)
-            info.size = 2
-            archive.addfile(info, io.BytesIO(b"x\n"))
-    with pytest.raises(tarfile.OutsideDestinationError):
+        # The harmless member first: tarfile would have written it before meeting the other.
+        archive.addfile(member("r1/manifest.yml"), io.BytesIO(b"x\n"))
+        archive.addfile(evil, io.BytesIO(b"x\n") if evil.isreg() else None)
+    before = sorted(path.name for path in tmp_path.iterdir())
+    (tmp_path / "out").mkdir()
+    with pytest.raises(release.ReleaseError, match=problem):
         release_archive.unpack(str(archive_path), str(tmp_path / "out"))
-    assert not (tmp_path / "escaped").exists()
+    assert list((tmp_path / "out").iterdir()) == []
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted(before + ["out"])
+
+
+def test_an_unpacked_archive_keeps_its_files_and_their_executable_bit(tree, tmp_path):
+    release_archive.pack(str(tree), str(tmp_path / "r.tar.gz"), "r1")
+    (tmp_path / "out").mkdir()
+    root = release_archive.unpack(str(tmp_path / "r.tar.gz"), str(tmp_path / "out"))
+    assert root == str(tmp_path / "out" / "r1")
+    assert oct(os.stat(os.path.join(root, "bin-tool")).st_mode & 0o777) == "0o755"
+    assert oct(os.stat(os.path.join(root, "units", "a.service")).st_mode & 0o777) == "0o644"
 
 
 def test_an_archive_with_two_top_directories_is_refused(tmp_path):
