@@ -34,7 +34,11 @@ FORMAT = 1
 DEPENDENCY_MODES = ("index", "wheelhouse")
 RELEASE_ID = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}\Z")
 COMPONENT_NAME = re.compile(r"[a-z][a-z0-9-]*\Z")
-UNIT_NAME = re.compile(r"[a-z][a-z0-9-]*@?\.service\Z")
+# A release installs its units under the Site's own names only, so that it can never replace
+# a unit of the host's (ssh.service, a systemd-* unit) in /etc/systemd/system.
+UNIT_NAME = re.compile(r"(pharos-[a-z0-9-]+|waldur-site-agent)@?\.service\Z")
+# ExecStart=+... and !... run the command with full privileges, whatever User= says.
+PRIVILEGED_EXEC = re.compile(r"Exec[A-Za-z]*=[@:-]*[+!]")
 ENTRY_POINT = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*\Z")
 MANIFEST_FIELDS = {"format", "release_id", "dependency_mode", "python_version", "site_env_example", "components"}
 COMPONENT_FIELDS = {"requirements", "units", "entry_points"}
@@ -78,7 +82,8 @@ def _component_problems(name, component):
     else:
         for unit in units:
             if not (isinstance(unit, str) and unit.startswith("units/") and UNIT_NAME.match(unit[6:])):
-                problems.append("%s: unit %r is not units/<name>.service or units/<name>@.service" % (where, unit))
+                problems.append("%s: unit %r is not units/pharos-<name>.service, units/pharos-<name>@.service or "
+                                "units/waldur-site-agent@.service" % (where, unit))
     entry_points = component.get("entry_points")
     if not isinstance(entry_points, list) or not entry_points or \
             not all(isinstance(entry, str) and ENTRY_POINT.match(entry) for entry in entry_points):
@@ -210,6 +215,27 @@ def sums_problems(root):
     return problems
 
 
+def unit_problems(root, manifest):
+    """Unit files the manifest does not declare, and declared ones that would run as root:
+    each must set User= to an account other than root, and no Exec line may ask for full
+    privileges (the + and ! prefixes)."""
+    declared = {unit for component in manifest["components"].values() for unit in component["units"]}
+    directory = os.path.join(root, "units")
+    present = {"units/" + name for name in os.listdir(directory)} if os.path.isdir(directory) else set()
+    problems = ["%s is not declared by any component: a release carries only the units it installs" % path
+                for path in sorted(present - declared)]
+    for path in sorted(declared & present):
+        with open(os.path.join(root, path), "r", encoding="utf-8", errors="replace") as handle:
+            lines = [line.strip() for line in handle]
+        users = [line.split("=", 1)[1].strip() for line in lines if line.startswith("User=")]
+        if not users or users[-1] in ("", "root", "0"):
+            problems.append("%s does not set User= to an unprivileged account: a release's units never run as root"
+                            % path)
+        problems.extend("%s runs %r with full privileges: remove the + or ! prefix" % (path, line)
+                        for line in lines if PRIVILEGED_EXEC.match(line))
+    return problems
+
+
 def verify(root):
     """The release's manifest after SHA256SUMS and the manifest's own references all hold;
     ReleaseError naming every problem otherwise."""
@@ -230,6 +256,7 @@ def verify(root):
             referenced += [component["requirements"]] + component["units"]
         problems.extend("%s names %s, which the release does not hold" % (MANIFEST_NAME, path)
                         for path in referenced if not os.path.isfile(os.path.join(root, path)))
+        problems.extend(unit_problems(root, manifest))
     if problems:
         raise ReleaseError("release %s" % os.path.basename(os.path.normpath(root)), problems)
     return manifest

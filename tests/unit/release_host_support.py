@@ -35,7 +35,8 @@ def manifest(release_id):
 
 
 def unit_text(release_id, unit=SSH_UNIT):
-    return "# %s of release %s\n[Service]\nExecStart=/opt/pharos-hpc/ssh-access/bin/agent\n" % (unit, release_id)
+    return "# %s of release %s\n[Service]\nUser=pharos-ssh-access\nExecStart=/opt/pharos-hpc/ssh-access/bin/agent\n" % (
+        unit, release_id)
 
 
 def write_release_tree(directory, release_id, units=None):

@@ -69,7 +69,11 @@ MANIFEST_CASES = [
     ({"components__site-agent__requirements": "../site-agent.txt"},
      "component site-agent: requirements must be requirements/site-agent.txt"),
     ({"components__site-agent__units": ["/etc/systemd/system/x.service"]},
-     "component site-agent: unit '/etc/systemd/system/x.service' is not units/<name>.service"),
+     "component site-agent: unit '/etc/systemd/system/x.service' is not units/pharos-<name>.service"),
+    ({"components__site-agent__units": ["units/ssh.service"]},
+     "component site-agent: unit 'units/ssh.service' is not units/pharos-<name>.service"),
+    ({"components__site-agent__units": ["units/systemd-logind.service"]},
+     "component site-agent: unit 'units/systemd-logind.service' is not units/pharos-<name>.service"),
     ({"components__site-agent__units": []}, "component site-agent: units must list at least one unit file"),
     ({"components__ssh-access__entry_points": ["rm -rf"]}, "component ssh-access: entry_points must list"),
     ({"components__ssh-access__units": ["units/waldur-site-agent@.service"]},
@@ -183,6 +187,33 @@ def test_a_manifest_naming_a_file_the_release_lacks_is_refused(root):
     (root / "units" / "pharos-ssh-access-agent.service").unlink()
     release.write_sums(str(root))
     with pytest.raises(release.ReleaseError, match="manifest.yml names units/pharos-ssh-access-agent.service, which"):
+        release.verify(str(root))
+
+
+UNIT_CASES = {
+    "no User=": ("[Service]\nExecStart=/bin/true\n", "does not set User= to an unprivileged account"),
+    "User=root": ("[Service]\nUser=root\nExecStart=/bin/true\n", "does not set User= to an unprivileged account"),
+    "User=0": ("[Service]\nUser=0\n", "does not set User= to an unprivileged account"),
+    "root last": ("[Service]\nUser=pharos-ssh-access\nUser=root\n", "does not set User= to an unprivileged account"),
+    "ExecStart=+": ("[Service]\nUser=pharos-ssh-access\nExecStart=+/bin/sh -c id\n", "with full privileges"),
+    "ExecStartPre=!": ("[Service]\nUser=pharos-ssh-access\nExecStartPre=-!/bin/sh\n", "with full privileges"),
+    "ExecStopPost=@+": ("[Service]\nUser=pharos-ssh-access\nExecStopPost=@+/bin/sh sh\n", "with full privileges"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(UNIT_CASES))
+def test_a_unit_that_would_run_as_root_is_refused(root, case):
+    text, problem = UNIT_CASES[case]
+    (root / "units" / "pharos-ssh-access-agent.service").write_text(text)
+    release.write_sums(str(root))
+    with pytest.raises(release.ReleaseError, match="units/pharos-ssh-access-agent.service .*%s" % problem):
+        release.verify(str(root))
+
+
+def test_a_unit_file_no_component_declares_is_refused(root):
+    (root / "units" / "ssh.service").write_text("[Service]\nUser=pharos-agent\n")
+    release.write_sums(str(root))
+    with pytest.raises(release.ReleaseError, match="units/ssh.service is not declared by any component"):
         release.verify(str(root))
 
 
