@@ -73,3 +73,73 @@ def test_member_recreated_under_a_new_uid_replaces_the_old_entry():
                if line.startswith("pharosrecreated:")]
     assert [entry.split(":")[2] for entry in entries] == ["5000101"]
     assert compute.run("getent passwd 5000100").rc != 0
+
+
+def logged_since(target, since):
+    return target.check_output(f"journalctl -t pharos-job-identity --no-pager -o cat --since @{since}")
+
+
+def extrausers(target):
+    return {name: target.file(f"/var/lib/extrausers/{name}").content_string for name in ("passwd", "group")}
+
+
+@pytest.mark.parametrize("user", ["daemon", "slurm", "munge", "systemd-network", "_apt", "pharos-agent", "www-data"])
+def test_a_system_or_service_account_s_name_is_never_recorded_and_the_refusal_is_logged(user):
+    compute = node(NODES["compute"])
+    before, since = extrausers(compute), int(compute.check_output("date +%s"))
+    result = run_prolog(compute, user, 5000200, 5500200)
+    assert result.rc == 0, result.stderr
+    assert extrausers(compute) == before
+    assert f"comes with the name '{user}', which is a system or service account's; not recorded" in logged_since(
+        compute, since)
+
+
+@pytest.fixture
+def local_accounts():
+    """An account and a group of the node's own files source, inside the members' ranges."""
+    compute = node(NODES["compute"])
+    compute.check_output("groupadd -g 5500500 localgroup && useradd -M -u 5000500 -g 5500500 localclash")
+    yield compute
+    compute.run("userdel localclash; groupdel localgroup")
+
+
+@pytest.mark.parametrize(("user", "uid", "gid", "message"), [
+    ("localclash", 5000501, 5500501, "member localclash (5000501) collides with 'localclash' of the files source"),
+    ("pharosother", 5000500, 5500502, "member pharosother (5000500) collides with 'localclash' of the files source"),
+    ("localgroup", 5000503, 5500503, "collides with 'localgroup' of the files source"),
+    ("pharosgrp", 5000504, 5500500, "the group of member pharosgrp (5500500) collides with 'localgroup'"),
+])
+def test_a_name_or_number_another_nss_source_serves_is_never_recorded(local_accounts, user, uid, gid, message):
+    before, since = extrausers(local_accounts), int(local_accounts.check_output("date +%s"))
+    result = run_prolog(local_accounts, user, uid, gid)
+    assert result.rc == 0, result.stderr
+    assert extrausers(local_accounts) == before
+    assert message in logged_since(local_accounts, since)
+
+
+def test_a_job_under_another_member_s_group_never_renames_that_group(host):
+    job = host.run(f"runuser -u pharosbob -- timeout 60 srun -A {ACCOUNT} -p compute -t 1 true")
+    assert job.rc == 0, job.stderr
+    compute = node(NODES["compute"])
+    bobs_gid = int(host.user("pharosbob").gid)
+    before, since = extrausers(compute), int(compute.check_output("date +%s"))
+    result = run_prolog(compute, "pharosmallory", 5000600, bobs_gid)
+    assert result.rc == 0, result.stderr
+    assert extrausers(compute) == before
+    assert compute.group("pharosbob").gid == bobs_gid
+    assert f"GID {bobs_gid} is already the group 'pharosbob' on this node" in logged_since(compute, since)
+
+
+def test_a_prolog_that_cannot_write_logs_why_and_neither_fails_the_job_nor_drains_the_node(host):
+    compute = node(NODES["compute"])
+    since = int(compute.check_output("date +%s"))
+    compute.check_output("mv /var/lib/extrausers /var/lib/extrausers.away && touch /var/lib/extrausers")
+    try:
+        job = host.run(f"runuser -u pharosalice -- timeout 60 srun -A {ACCOUNT} -p compute -t 1 id -u")
+        assert job.rc == 0, job.stderr
+        assert job.stdout.strip() == str(host.user("pharosalice").uid)
+        assert "could not open the lock /var/lib/extrausers/.lock; not recorded" in logged_since(compute, since)
+        state = host.check_output(f"sinfo -h -n {NODES['compute']} -o %T")
+        assert "drain" not in state, state
+    finally:
+        compute.run("rm -f /var/lib/extrausers && mv /var/lib/extrausers.away /var/lib/extrausers")
