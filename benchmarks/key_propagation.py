@@ -19,7 +19,6 @@ import sys
 import time
 from pathlib import Path
 
-import httpx
 
 PROJECT = Path(__file__).resolve().parents[1]
 STATE = PROJECT / ".lab" / "waldur"
@@ -78,19 +77,19 @@ echo "pharos-members does not list {m} after 150 s: create the group first"; exi
 
 
 def site_api(container):
-    """The URL the controller reaches the Site API's stand-in at, and the operator's header."""
+    """The URL the controller reaches the Site API's stand-in at."""
     origin = inside(container, "sed -n 's/^CENTRAL_SITE_API_URL=//p' /etc/pharos-hpc/ssh-access.env").stdout.strip()
     address = inside(container, "getent hosts site-api.lab").stdout.split()[0]
-    token = (STATE / "site-api-operator-token").read_text().strip()
-    return "https://%s:%s" % (address, origin.rsplit(":", 1)[1]), {"Authorization": "Bearer " + token}
+    return "https://%s:%s" % (address, origin.rsplit(":", 1)[1])
 
 
-def submit(api, keys):
-    url, headers = api
-    response = httpx.put("%s/stand-in/members/%s/keys" % (url, MEMBER), json={"keys": keys}, headers=headers,
-                         verify=str(STATE / "ca.pem"), timeout=10)
-    if response.status_code != 200:
-        sys.exit("benchmark: the Site API stand-in answered %d: %s" % (response.status_code, response.text))
+def submit(url, keys):
+    """The member's keys, through scripts/site-api-keys as an administrator submits them."""
+    completed = subprocess.run([sys.executable, str(PROJECT / "scripts" / "site-api-keys"), "--url", url,
+                                "--ca", str(STATE / "ca.pem"), "--token-file", str(STATE / "site-api-operator-token"),
+                                MEMBER, *keys], capture_output=True, text=True, check=False)
+    if completed.returncode != 0:
+        sys.exit("benchmark: %s" % completed.stderr.strip())
 
 
 def new_key(container):
@@ -121,14 +120,14 @@ def main():
     arguments = parser.parse_args()
 
     prepare(arguments.container, suffix_of(arguments.container), arguments.uid, arguments.gid)
-    api = site_api(arguments.container)
-    submit(api, [])
+    url = site_api(arguments.container)
+    submit(url, [])
     seconds_until(arguments.container, False, arguments.limit)
     rows = []
     for run in range(1, arguments.runs + 1):
-        submit(api, [new_key(arguments.container)])
+        submit(url, [new_key(arguments.container)])
         login = seconds_until(arguments.container, True, arguments.limit)
-        submit(api, [])
+        submit(url, [])
         refuse = seconds_until(arguments.container, False, arguments.limit)
         rows.append((run, login, refuse))
         print("trial %d: %s, %s" % (run, login, refuse), file=sys.stderr, flush=True)
