@@ -1,23 +1,15 @@
-"""Make the scenario's stand-in identity provider: an RSA key and its public JWKS.
+"""Make the scenario's stand-in for the Pharos member token issuer: an RSA key and its public
+half.
 
-Usage: make_signer.py DIRECTORY. Writes signer.pem (private, 0600) and jwks.json, keeping an
-existing key so that a second prepare changes nothing.
+Usage: make_signer.py DIRECTORY. Writes signer.pem (private, 0600) and signer.pub.pem, keeping
+an existing key so that a second prepare changes nothing.
 """
 
-import base64
-import json
 import os
 import sys
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
-
-KEY_ID = "pharos-scenario-signer"
-
-
-def b64url_uint(number):
-    raw = number.to_bytes((number.bit_length() + 7) // 8, "big")
-    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
 
 
 def main(directory):
@@ -34,11 +26,10 @@ def main(directory):
                                         serialization.PrivateFormat.PKCS8,
                                         serialization.NoEncryption()))
         changed = True
-    public = key.public_key().public_numbers()
-    jwks = {"keys": [{"kty": "RSA", "kid": KEY_ID, "use": "sig", "alg": "RS256",
-                      "n": b64url_uint(public.n), "e": b64url_uint(public.e)}]}
-    with open(os.path.join(directory, "jwks.json"), "w", encoding="utf-8") as out:
-        json.dump(jwks, out)
+    public = key.public_key().public_bytes(serialization.Encoding.PEM,
+                                           serialization.PublicFormat.SubjectPublicKeyInfo)
+    with open(os.path.join(directory, "signer.pub.pem"), "wb") as out:
+        out.write(public)
     print("changed" if changed else "kept")
 
 

@@ -17,7 +17,8 @@ def run_playbook(playbook, *options, extra_vars=None, as_json=False, succeed=Tru
     ephemeral = os.environ["MOLECULE_EPHEMERAL_DIRECTORY"]
     command = [str(Path(sys.executable).parent / "ansible-playbook"),
                "-i", str(Path(os.environ["MOLECULE_INVENTORY_FILE"]).parent),
-               "-e", f"slurm_jwks_file={ephemeral}/jwks.json", *options]
+               "-e", "slurm_member_token_issuer=https://issuer.pharos.test",
+               "-e", f"slurm_member_token_public_keys_file={ephemeral}/signer.pub.pem", *options]
     if extra_vars is not None:
         # JSON, so that numbers stay numbers (key=value would make them strings).
         command += ["-e", json.dumps(extra_vars)]

@@ -111,7 +111,8 @@ def run_site_playbook(playbook, *options, extra_vars=None):
     project = Path(__file__).resolve().parents[3]
     command = [str(Path(sys.executable).parent / "ansible-playbook"),
                "-i", str(Path(os.environ["MOLECULE_INVENTORY_FILE"]).parent),
-               "-e", "slurm_jwks_file=%s/jwks.json" % EPHEMERAL, *options]
+               "-e", "slurm_member_token_issuer=https://issuer.pharos.test",
+               "-e", "slurm_member_token_public_keys_file=%s/signer.pub.pem" % EPHEMERAL, *options]
     if extra_vars is not None:
         command += ["-e", json.dumps(extra_vars)]
     command.append(str(project / "playbooks" / playbook))

@@ -134,21 +134,26 @@ def test_a_member_runs_a_job_on_the_allocation_in_their_own_scratch_root(host, m
 
 
 def member_token(member, lifetime=300):
-    """A member token as the Site's identity provider signs it (seed 004): RS256 with the key
-    prepare.yml made, whose JWKS slurmctld and slurmrestd trust."""
+    """A member token as the Pharos issuer signs it for this Site's Slurm: RS256 with the key
+    prepare.yml made, whose public half the Site pins."""
     key = serialization.load_pem_private_key((SIMULATOR.parent / "signer.pem").read_bytes(), password=None)
     now = int(time.time())
-    return jwt.encode({"sub": member, "preferred_username": member, "iat": now - 60, "exp": now + lifetime}, key,
-                      algorithm="RS256", headers={"kid": "pharos-scenario-signer"})
+    return jwt.encode({"iss": "https://issuer.pharos.test", "aud": "slurm:pharos", "sun": member,
+                       "iat": now - 60, "exp": now + lifetime}, key, algorithm="RS256")
 
 
-def test_a_member_submits_through_slurmrestd_with_a_token_from_the_sites_signer(host, members, tmp_path):
+def test_a_member_submits_through_slurmrestd_with_a_token_from_the_sites_issuer(host, members, tmp_path):
     del members
-    # The token reaches the node in a root-only file, never in a command line.
-    headers = tmp_path / "headers"
-    headers.write_text("X-SLURM-USER-NAME: pharosbob\nX-SLURM-USER-TOKEN: %s\n" % member_token("pharosbob"))
-    copied = host.ansible("copy", "src=%s dest=/root/rest-headers mode=0600" % headers, check=False)
+    # Site Runtime's part: the member token goes to the Site's issuer, whose Slurm token goes to
+    # slurmrestd. Both reach the node in root-only files, never in a command line.
+    token_file = tmp_path / "member-token"
+    token_file.write_text(member_token("pharosbob"))
+    copied = host.ansible("copy", "src=%s dest=/root/member-token mode=0600" % token_file, check=False)
     assert not copied.get("failed"), copied
+    exchanged = host.run("umask 077; { echo 'X-SLURM-USER-NAME: pharosbob'; printf 'X-SLURM-USER-TOKEN: '; "
+                         "runuser -u pharos-runtime -- pharos-member-token < /root/member-token; } > /root/rest-headers; "
+                         "status=$?; rm -f /root/member-token; exit $status")
+    assert exchanged.rc == 0, exchanged.stderr
     body = {"job": {"script": "#!/bin/sh\nid -un\npwd\n", "name": "journey-rest", "partition": "compute",
                     "account": ALLOCATION, "current_working_directory": "/scratch/pharos/pharosbob",
                     "standard_output": "/scratch/pharos/pharosbob/journey-rest.out", "environment": ["PATH=/usr/bin:/bin"]}}
