@@ -61,6 +61,9 @@ class Directory:
     def add(self, identity, ldif):
         return self._tool(identity, "ldapadd", ldif)
 
+    def delete(self, identity, dn):
+        return self._tool(identity, "ldapdelete", arguments="'%s'" % dn)
+
     def search(self, identity, base, *attributes, scope="sub"):
         return self._tool(identity, "ldapsearch", arguments="-LLL -o ldif-wrap=no -s %s -b '%s' '(objectClass=*)' %s"
                           % (scope, base, " ".join(attributes)))
@@ -150,6 +153,34 @@ def test_pharos_agent_cannot_write_ssh_keys(directory):
                               "add: sshPublicKey\nsshPublicKey: ssh-ed25519 AAAAagent planted\n"
                               % directory.member("pharosalice"))
     assert refused(change), (change.rc, change.stderr)
+
+
+@pytest.mark.parametrize(("attribute", "value"), [
+    ("sshPublicKey", "ssh-ed25519 AAAAagent planted"),
+    ("userPassword", "agent-chosen-password"),
+])
+def test_pharos_agent_cannot_add_a_member_carrying_what_it_may_not_write(directory, attribute, value):
+    ldif = directory.member_ldif("pharosplanted", directory.uid_min + 9, directory.gid_min)
+    if attribute == "sshPublicKey":
+        ldif += "objectClass: ldapPublicKey\n"
+    change = directory.add("agent", ldif + "%s: %s\n" % (attribute, value))
+    assert refused(change), (change.rc, change.stderr)
+    assert "pharosplanted" not in directory.search("root", directory.people, "uid").stdout
+    # The same entry without that attribute is the agent's to add.
+    plain = directory.add("agent", ldif)
+    assert plain.rc == 0, plain.stderr
+    removed = directory.delete("agent", directory.member("pharosplanted"))
+    assert removed.rc == 0, removed.stderr
+
+
+def test_pharos_agent_cannot_replace_a_member_with_one_carrying_a_key(directory):
+    """Delete and re-add: the agent may remove a member, but not bring it back with a key."""
+    member = directory.member_ldif("pharosreplaced", directory.uid_min + 8, directory.gid_min)
+    assert directory.add("agent", member).rc == 0
+    assert directory.delete("agent", directory.member("pharosreplaced")).rc == 0
+    change = directory.add("agent", member + "objectClass: ldapPublicKey\nsshPublicKey: ssh-ed25519 AAAAreplaced\n")
+    assert refused(change), (change.rc, change.stderr)
+    assert "pharosreplaced" not in directory.search("root", directory.people, "uid").stdout
 
 
 def test_pharos_agent_cannot_touch_the_service_entries(directory):

@@ -146,5 +146,113 @@ def test_a_drop_in_sshd_refuses_is_removed_and_sshd_keeps_serving(host, identiti
     assert ssh(host, LOCAL, "/root/%s-key" % LOCAL).rc == 0
 
     run_site()
-    assert host.file(dropin).contains("AuthorizedKeysCommand /usr/bin/sss_ssh_authorizedkeys")
+    assert host.file(dropin).contains("AuthorizedKeysCommand /usr/local/libexec/pharos/directory-keys %u")
     assert host.run("sshd -T -C user=%s,host=x,addr=127.0.0.1 | grep -i '^authorizedkeyscommand '" % MEMBER).rc == 0
+
+
+# ------------------------------------------------------------------ local names (security review)
+# The Site agent's credential and the SSH access agent's together can write an entry named like
+# a local account, list it in pharos-members and give it a key. None of that may open the local
+# account, give it the directory's groups, or rename a local group for a member.
+
+ADMIN = "site-admin"
+LATE_ADMIN = "late-admin"
+
+
+def after_the_caches(host, user, key):
+    """One login attempt once every cached answer about the user has expired. One attempt, not a
+    loop: sshd's per-source penalties would soon refuse every login from this address."""
+    time.sleep(3 * host.ansible.get_variables()["icarus_hpc_cache_seconds"] + 2)
+    return ssh(host, user, key)
+
+
+def make_local_sudoer(host, name):
+    made = host.run("id %(n)s || useradd -m -s /bin/bash -G sudo %(n)s; rm -f /root/%(n)s-key /root/%(n)s-key.pub; "
+                    "ssh-keygen -q -t ed25519 -N '' -C %(n)s -f /root/%(n)s-key && "
+                    "install -d -m 0700 -o %(n)s -g %(n)s /home/%(n)s/.ssh && "
+                    "install -m 0600 -o %(n)s -g %(n)s /root/%(n)s-key.pub /home/%(n)s/.ssh/authorized_keys" % dict(n=name))
+    assert made.rc == 0, made.stderr
+
+
+def plant_directory_twin(host, identities, name, offset):
+    """As the agents: an entry named like the local account, in pharos-members, with a key."""
+    made = host.run("rm -f /root/%(n)s-planted /root/%(n)s-planted.pub && "
+                    "ssh-keygen -q -t ed25519 -N '' -C planted -f /root/%(n)s-planted" % dict(n=name))
+    assert made.rc == 0, made.stderr
+    entry = identities.as_agent("ldapadd", """
+dn: uid=%(n)s,%(people)s
+objectClass: inetOrgPerson
+objectClass: posixAccount
+uid: %(n)s
+cn: %(n)s
+sn: %(n)s
+uidNumber: %(uid)d
+gidNumber: %(gid)d
+homeDirectory: /home/%(n)s
+loginShell: /bin/bash
+""" % dict(n=name, people=identities.people, uid=identities.uid + offset, gid=identities.gid))
+    assert entry.rc == 0, entry.stderr
+    listed = identities.as_agent("ldapmodify", "dn: cn=pharos-members,%s\nchangetype: modify\nadd: memberUid\n"
+                                               "memberUid: %s\n" % (identities.groups, name))
+    assert listed.rc == 0, listed.stderr
+    key = host.file("/root/%s-planted.pub" % name).content_string.strip()
+    keyed = identities.as_ssh_access("dn: uid=%s,%s\nchangetype: modify\nadd: objectClass\nobjectClass: ldapPublicKey\n-\n"
+                                     "add: sshPublicKey\nsshPublicKey: %s\n" % (name, identities.people, key))
+    assert keyed.rc == 0, keyed.stderr
+
+
+@pytest.fixture(scope="module")
+def site_admin(host, identities, run_site):
+    """A local sudoer the Site had before Pharos converged, and the agents' twin of it."""
+    make_local_sudoer(host, ADMIN)
+    run_site()
+    plant_directory_twin(host, identities, ADMIN, offset=60)
+    sudo_group = identities.as_agent("ldapadd", "dn: cn=sudo,%s\nobjectClass: posixGroup\ncn: sudo\n"
+                                                "gidNumber: %d\nmemberUid: %s\n" % (identities.groups, identities.gid + 61, MEMBER))
+    assert sudo_group.rc == 0, sudo_group.stderr
+    return ADMIN
+
+
+def test_a_directory_twin_of_a_local_sudoer_never_logs_in_as_it(host, site_admin):
+    planted = after_the_caches(host, site_admin, "/root/%s-planted" % site_admin)
+    assert planted.rc != 0, "the directory's key for %s opened the local account" % site_admin
+    own = ssh(host, site_admin, "/root/%s-key" % site_admin)
+    assert own.rc == 0, own.stderr
+    assert own.stdout.strip() == site_admin
+
+
+def test_sssd_never_serves_a_local_name_or_gives_a_local_account_the_directory_groups(host, site_admin):
+    assert host.run("getent -s sss passwd %s" % site_admin).rc != 0
+    groups = host.run("id -nG %s" % site_admin).stdout.split()
+    assert "pharos-members" not in groups
+    assert "sudo" in groups
+
+
+def test_a_directory_group_named_like_a_local_group_is_never_served(host, site_admin):
+    del site_admin
+    assert host.run("getent -s sss group sudo").rc != 0
+    assert host.run("getent group sudo").stdout.split(":")[2] == "27"
+    assert "sudo" not in host.run("id -nG %s" % MEMBER).stdout.split()
+
+
+def test_a_local_account_made_after_the_last_converge_gets_no_directory_key(host, identities):
+    make_local_sudoer(host, LATE_ADMIN)
+    since = host.run("date +%s").stdout.strip()
+    plant_directory_twin(host, identities, LATE_ADMIN, offset=62)
+    planted = after_the_caches(host, LATE_ADMIN, "/root/%s-planted" % LATE_ADMIN)
+    assert planted.rc != 0, "the directory's key for %s opened the local account" % LATE_ADMIN
+    log = host.run("journalctl -t pharos-directory-keys --since @%s --no-pager -o cat" % since).stdout
+    assert "no directory key for %s: a local account has this name" % LATE_ADMIN in log
+
+
+def test_a_local_account_inside_the_member_range_stops_the_run_before_any_change(host, identities, run_site):
+    uid = identities.uid + 70
+    made = host.run("useradd -M -u %d -s /usr/sbin/nologin in-range-user" % uid)
+    assert made.rc == 0, made.stderr
+    try:
+        refused = run_site(succeed=False)
+    finally:
+        host.run("userdel in-range-user")
+    assert refused.returncode != 0
+    assert "Local account in-range-user (UID %d)" % uid in refused.stdout
+    assert '"changed": true' not in refused.stdout
