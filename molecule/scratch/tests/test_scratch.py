@@ -1,6 +1,7 @@
 """Seed 000's member scratch, rows F2 to F6 of its verification table, with real Slurm jobs of
-several members on the compute node: the root Prolog makes each member's own root, and the
-job-side check refuses every root it cannot trust before anything is written.
+several members on the compute node: the root Prolog makes each member's own root and moves
+another account's squat aside first, and the job-side check refuses every root it cannot
+trust before anything is written.
 
 Each squatting and racing member acts through a job of their own, as a member could. Root
 on the compute node only inspects, and puts things back between cases.
@@ -65,28 +66,59 @@ def test_f2_a_member_cannot_read_another_member_s_known_output_path(host):
     assert job(host, "pharosbob", f"ls {SCRATCH}/pharosalice").rc != 0
 
 
-def test_f3_a_squatted_directory_is_left_to_its_squatter_and_the_job_writes_nothing(host, compute):
-    squat = job(host, "pharosbob", f"mkdir -m 0777 {SCRATCH}/pharoscarol")
+STORE = f"{SCRATCH}/.squatted"
+BAIT = f"{SCRATCH}/pharosbob/bait"
+# What pharosbob's job plants at pharoscarol's root before her first job, and how stat names it.
+SQUATS = {
+    "directory": (f"mkdir -m 0777 {SCRATCH}/pharoscarol && echo planted > {SCRATCH}/pharoscarol/planted", "directory"),
+    "file": (f"echo planted > {SCRATCH}/pharoscarol && chmod 0666 {SCRATCH}/pharoscarol", "regular file"),
+    "fifo": (f"mkfifo -m 0666 {SCRATCH}/pharoscarol", "fifo"),
+    "symlink": (f"{CHECK} bait >/dev/null && chmod 0755 {BAIT} && ln -s {BAIT} {SCRATCH}/pharoscarol", "symbolic link"),
+}
+
+
+@pytest.fixture
+def victim_without_a_root(compute):
+    """pharoscarol before her first job; afterwards root puts the store and bob's bait back."""
+    compute.run(f"rm -rf -- {SCRATCH}/pharoscarol {BAIT}")
+    yield "pharoscarol"
+    compute.run(f"rm -rf -- {SCRATCH}/pharoscarol {BAIT} && find {STORE} -mindepth 1 -delete")
+
+
+@pytest.mark.parametrize("kind", sorted(SQUATS))
+def test_f3_a_squat_is_moved_aside_and_the_victim_s_next_job_runs(host, compute, victim_without_a_root, kind):
+    plant, described = SQUATS[kind]
+    since = compute.run("date +%s").stdout.strip()
+    squat = job(host, "pharosbob", plant)
     assert squat.rc == 0, squat.stderr
 
-    victim = job(host, "pharoscarol", f"W=$({CHECK} f3) || exit {REFUSED}; echo carol > $W/out")
-    assert victim.rc == REFUSED, victim.stdout + victim.stderr
-    assert "untrusted scratch root" in victim.stderr
-    assert owner_and_mode(compute, f"{SCRATCH}/pharoscarol") == "pharosbob:777"
-    assert compute.run(f"ls -A {SCRATCH}/pharoscarol").stdout == ""
+    victim = job(host, victim_without_a_root, f"W=$({CHECK} f3) || exit {REFUSED}; echo carol > $W/out; echo $W")
+    assert victim.rc == 0, victim.stdout + victim.stderr
+    assert victim.stdout.strip() == f"{SCRATCH}/pharoscarol/f3"
+    assert compute.run(f"stat -c %F:%U:%a -- {SCRATCH}/pharoscarol").stdout.strip() == "directory:pharoscarol:700"
+    # The squat is in root's store, whole and unfollowed, where its maker cannot reach it.
+    moved = compute.run(f"find {STORE} -mindepth 1 -maxdepth 1 -printf '%y %u\\n'").stdout.split("\n")
+    assert [line for line in moved if line] == [{"directory": "d", "file": "f", "fifo": "p", "symlink": "l"}[kind]
+                                               + " pharosbob"]
+    assert owner_and_mode(compute, STORE) == "root:700"
+    assert job(host, "pharosbob", f"ls {STORE}").rc != 0
+    if kind == "symlink":
+        assert owner_and_mode(compute, BAIT) == "pharosbob:755"
+        assert compute.run(f"ls -A {BAIT}").stdout == ""
+    log = compute.run(f"journalctl -t pharos-scratch-prolog --since @{since} --no-pager -o cat").stdout
+    assert f"moved pharoscarol's squatted root aside before the job: a {described} of UID {UIDS['pharosbob']}" in log
 
 
-def test_f3_a_squatted_symlink_changes_nothing_through_it_and_the_job_writes_nothing(host, compute):
-    bait = f"{SCRATCH}/pharosbob/bait"
-    squat = job(host, "pharosbob", f"{CHECK} bait >/dev/null && chmod 0755 {bait} "
-                                   f"&& ln -s {bait} {SCRATCH}/pharosdave")
-    assert squat.rc == 0, squat.stderr
-
-    victim = job(host, "pharosdave", f"W=$({CHECK} f3) || exit {REFUSED}; echo dave > $W/out")
-    assert victim.rc == REFUSED, victim.stdout + victim.stderr
-    assert compute.file(f"{SCRATCH}/pharosdave").is_symlink
-    assert owner_and_mode(compute, bait) == "pharosbob:755"
-    assert compute.run(f"ls -A {bait}").stdout == ""
+def test_f3_a_member_s_own_root_that_is_not_0700_is_left_to_them_and_refused(host, compute):
+    made = job(host, "pharosalice", f"{CHECK} own >/dev/null && chmod 0755 {SCRATCH}/pharosalice")
+    assert made.rc == 0, made.stderr
+    try:
+        refused = job(host, "pharosalice", f"W=$({CHECK} own-again) || exit {REFUSED}; echo x > $W/out")
+    finally:
+        compute.run(f"chmod 0700 {SCRATCH}/pharosalice")
+    assert refused.rc == REFUSED, refused.stdout + refused.stderr
+    assert compute.run(f"test -e {SCRATCH}/pharosalice/own").rc == 0
+    assert compute.run(f"find {STORE} -mindepth 1").stdout == ""
 
 
 def test_f4_an_existing_attempt_directory_is_not_reused(host, compute):
@@ -107,12 +139,18 @@ UNTRUSTED_ROOTS = {
 }
 
 
+def as_member_on_the_node(compute, member, command):
+    """The member's own process on the compute node, with no Prolog run before it."""
+    return compute.run(f"setpriv --reuid={UIDS[member]} --regid={UIDS[member] + 500000} "
+                       f"--groups=$(getent group pharos-users | cut -d: -f3) {command}")
+
+
 @pytest.mark.parametrize("case", sorted(UNTRUSTED_ROOTS))
 def test_f5_a_root_that_is_not_the_member_s_own_real_0700_directory_is_refused(host, compute, case):
     spoil, restore = UNTRUSTED_ROOTS[case]
     assert compute.run(spoil).rc == 0
     try:
-        refused = job(host, "pharosalice", f"W=$({CHECK} f5) || exit {REFUSED}; echo alice > $W/out")
+        refused = as_member_on_the_node(compute, "pharosalice", f"sh -c 'W=$({CHECK} f5) || exit {REFUSED}; echo alice > $W/out'")
         newcomer = job(host, "pharosfrank", f"{CHECK} f5")
     finally:
         assert compute.run(restore).rc == 0

@@ -59,3 +59,39 @@ def test_untrusted_tree_is_refused_and_nothing_is_written_there(compute, case):
     assert "is not safe to take over, so nothing was written" in " ".join((run.stdout + run.stderr).split())
     assert after == before
     assert f"{BOB}:{BOB}:" in after
+
+
+# The Runtime's box: a .runtime that a member made, or a link in its place, is refused by name
+# and nothing is written or followed. Root sets each case up on the real tree and puts the
+# role's box back afterwards.
+RUNTIME_BOX = f"{SCRATCH}/.runtime"
+TARGET = "/var/tmp/bobs-target"
+BOX_CASES = {
+    # A member's box keeps a world-writable folder of theirs inside the Runtime's box.
+    "a .runtime a member made first": (
+        f"mkdir -m 0777 {RUNTIME_BOX} && mkdir -m 0777 {RUNTIME_BOX}/bobs-folder && "
+        f"chown -R {BOB}:{BOB} {RUNTIME_BOX}", RUNTIME_BOX, "a directory of UID 5000002"),
+    # Followed, the role would hand the link's target to pharos-runtime.
+    "a .runtime that is a link to a member's directory": (
+        f"mkdir -m 0755 {TARGET} && chown {BOB}:{BOB} {TARGET} && ln -s {TARGET} {RUNTIME_BOX} && "
+        f"chown -h {BOB}:{BOB} {RUNTIME_BOX}", TARGET, "a symbolic link of UID 5000002"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BOX_CASES))
+def test_a_runtime_box_the_role_did_not_make_is_refused_and_nothing_is_followed(compute, case):
+    plant, planted, described = BOX_CASES[case]
+    assert compute.run(f"mv {RUNTIME_BOX} {RUNTIME_BOX}.kept && {plant}").rc == 0
+    try:
+        before = compute.run(f"stat -c %u:%g:%a {planted} && ls -A {planted}").stdout
+        run = converge_the_node()
+        after = compute.run(f"stat -c %u:%g:%a {planted} && ls -A {planted}").stdout
+    finally:
+        restored = compute.run(f"rm -rf {RUNTIME_BOX} {TARGET} && mv {RUNTIME_BOX}.kept {RUNTIME_BOX}")
+    assert restored.rc == 0, restored.stderr
+    assert run.returncode != 0, run.stdout[-3000:]
+    message = " ".join((run.stdout + run.stderr).split())
+    assert f"{RUNTIME_BOX} on {NODE} is {described}, not a real directory of pharos-runtime" in message
+    assert "nothing was written and nothing was followed" in message
+    assert after == before
+    assert f"{BOB}:{BOB}:" in after
