@@ -11,7 +11,10 @@ name: release_archive
 author: Pharos HPC engineering (@pharos-ai-factory)
 short_description: Check a release archive on the controller and say what it carries
 description:
-  - Unpacks each given release archive into a temporary directory on the controller, checks
+  - First checks each archive's signature, C(<archive>.sig), against the release signer's
+    public key that O(signer_key) pins, before anything in the archive is read. SHA256SUMS and
+    the pip hashes travel inside the archive and prove nothing about who made it.
+  - Then unpacks each given release archive into a temporary directory on the controller, checks
     its SHA256SUMS (missing, extra and altered files, links, paths outside the release are all
     refused) and its manifest, and removes the directory again (seed 002 section 2).
   - Returns what a preflight needs before anything reaches a host - the release id, its
@@ -23,6 +26,12 @@ options:
     required: true
     type: list
     elements: path
+  signer_key:
+    description:
+      - The release signer's Ed25519 public key (PEM) on the controller, as the platform
+        publishes it; the inventory's C(pharos_release_signer_key).
+    type: path
+    required: true
   site_env:
     description:
       - A site.env on the controller; its values are checked against the release's components
@@ -33,14 +42,17 @@ options:
 EXAMPLES = r"""
 - name: Check the archive and compare its fingerprint with the one the host recorded
   ansible.builtin.set_fact:
-    archive: "{{ lookup('pharos.hpc.release_archive', 'dist/2026.11.0.tar.gz', site_env='files/site.env') }}"
+    archive: >-
+      {{ lookup('pharos.hpc.release_archive', 'dist/2026.11.0.tar.gz',
+                signer_key='files/release-signer.pem', site_env='files/site.env') }}
 """
 
 RETURN = r"""
 _raw:
   description:
     - One dictionary per archive - C(release_id), C(components) (list), C(dependency_mode),
-      C(python_version) and C(fingerprint) (null without O(site_env)).
+      C(python_version), C(fingerprint) (null without O(site_env)) and C(signer), the pinned
+      signer's fingerprint.
   type: list
   elements: dict
 """
@@ -51,6 +63,7 @@ from ansible.errors import AnsibleLookupError
 from ansible.plugins.lookup import LookupBase
 
 from ansible_collections.pharos.hpc.plugins.module_utils import release
+from ansible_collections.pharos.hpc.plugins.module_utils.release_signature import SignatureError, verify
 from ansible_collections.pharos.hpc.plugins.module_utils.release_stage import StageError, inspect_archive
 from ansible_collections.pharos.hpc.plugins.module_utils.site_env import SiteEnvError
 from ansible_collections.pharos.hpc.plugins.module_utils.site_env_rules import check_file
@@ -61,11 +74,17 @@ class LookupModule(LookupBase):
     def run(self, terms, variables=None, **kwargs):
         self.set_options(var_options=variables, direct=kwargs)
         site_env = self.get_option("site_env")
+        signer_key = self.get_option("signer_key")
+        signer_pem = self._signer_pem(signer_key)
         results = []
         for archive in terms:
             if not os.path.isfile(archive):
                 raise AnsibleLookupError("pharos.hpc.release_archive: %s is not a file on the controller. Fix: give "
                                          "the path of the release archive there." % archive)
+            try:
+                signer = verify(archive, signer_pem, signer_key)
+            except (SignatureError, OSError) as error:
+                raise AnsibleLookupError("pharos.hpc.release_archive: %s" % error)
             try:
                 manifest, _units = inspect_archive(archive)
                 values = check_file(site_env, list(manifest["components"]), manifest["dependency_mode"]) if site_env else None
@@ -76,5 +95,19 @@ class LookupModule(LookupBase):
             results.append({"release_id": manifest["release_id"], "components": sorted(manifest["components"]),
                             "dependency_mode": manifest["dependency_mode"],
                             "python_version": manifest.get("python_version"),
-                            "fingerprint": release.fingerprint(manifest, values) if values is not None else None})
+                            "fingerprint": release.fingerprint(manifest, values) if values is not None else None,
+                            "signer": signer})
         return results
+
+    @staticmethod
+    def _signer_pem(path):
+        if not path:
+            raise AnsibleLookupError("pharos.hpc.release_archive: no release signer is pinned. Fix: set "
+                                     "pharos_release_signer_key to the release signer's public key on the controller.")
+        try:
+            with open(path, "rb") as handle:
+                return handle.read(65536)
+        except OSError as error:
+            raise AnsibleLookupError("pharos.hpc.release_archive: the pinned release signer key %s cannot be read "
+                                     "(%s). Fix: set pharos_release_signer_key to the public key's path on the "
+                                     "controller." % (path, error.strerror or error))

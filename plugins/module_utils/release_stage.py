@@ -20,6 +20,12 @@ import tempfile
 from ansible_collections.pharos.hpc.plugins.module_utils import release, release_archive
 from ansible_collections.pharos.hpc.plugins.module_utils.release_host import sha256_bytes
 
+# What each virtualenv held when it was installed, written before the fingerprint.
+VENV_SUMS_NAME = "venvs.sha256"
+# Bytecode caches are Python's to write again; they never count as a change.
+BYTECODE_CACHE = "__pycache__"
+MAX_NAMED_PATHS = 10
+
 PIP_OFFLINE = ["--isolated", "--disable-pip-version-check", "--no-input", "--no-cache-dir",
                "--require-hashes", "--no-deps", "--only-binary=:all:"]
 
@@ -61,7 +67,8 @@ def inspect_archive(archive):
 
 def installed_manifest(layout, release_id, components=()):
     """The manifest of an installed release after SHA256SUMS holds again and every named component
-    has its virtualenv; StageError naming every problem otherwise (seed 002 §4: activation validates)."""
+    has its virtualenv, holding what was installed; StageError naming every problem otherwise
+    (seed 002 §4: activation validates)."""
     try:
         manifest = release.verify(layout.release_files(release_id))
     except release.ReleaseError as error:
@@ -79,7 +86,71 @@ def installed_manifest(layout, release_id, components=()):
         if not os.path.exists(python):
             raise StageError("Release %s has no virtualenv for %s (%s is missing). Fix: install the release again under a "
                              "new release id." % (release_id, component, python))
+    if components:
+        verify_venvs(layout, release_id, components)
     return manifest
+
+
+def venv_entries(venvs):
+    """{path below venvs: "sha256:<hex>" for a file, "link:<target>" for a link} of every entry
+    but directories and bytecode caches. Nothing is followed: a link is recorded as a link."""
+    entries = {}
+    for directory, subdirectories, names in os.walk(venvs):
+        kept = []
+        for name in sorted(subdirectories + names):
+            full = os.path.join(directory, name)
+            relative = os.path.relpath(full, venvs)
+            mode = os.lstat(full).st_mode
+            if stat.S_ISLNK(mode):
+                entries[relative] = "link:" + os.readlink(full)
+            elif stat.S_ISDIR(mode):
+                if name != BYTECODE_CACHE:
+                    kept.append(name)
+            elif stat.S_ISREG(mode):
+                with open(full, "rb") as handle:
+                    entries[relative] = sha256_bytes(handle.read())
+            else:
+                entries[relative] = "special"
+        subdirectories[:] = [name for name in subdirectories if name in kept]
+    return entries
+
+
+def record_venvs(layout, release_id):
+    path = os.path.join(layout.release(release_id), VENV_SUMS_NAME)
+    entries = venv_entries(os.path.dirname(layout.venv(release_id, "x")))
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.writelines("%s  %s\n" % (entries[name], name) for name in sorted(entries))
+    os.chmod(path, 0o444)
+
+
+def _named(paths):
+    shown = ", ".join(paths[:MAX_NAMED_PATHS])
+    return shown + (" and %d more" % (len(paths) - MAX_NAMED_PATHS) if len(paths) > MAX_NAMED_PATHS else "")
+
+
+def verify_venvs(layout, release_id, components):
+    """StageError unless each component's virtualenv holds exactly what was installed."""
+    fix = "Fix: install the release again under a new release id from a trusted archive."
+    try:
+        with open(os.path.join(layout.release(release_id), VENV_SUMS_NAME), encoding="utf-8") as handle:
+            recorded = dict(reversed(line.rstrip("\n").split("  ", 1)) for line in handle if line.strip())
+    except (OSError, ValueError):
+        raise StageError("Release %s has no readable record of its virtualenvs (%s), so what would run cannot be "
+                         "checked and it is not activated. %s" % (release_id, VENV_SUMS_NAME, fix)) from None
+    current = venv_entries(os.path.dirname(layout.venv(release_id, "x")))
+    problems = []
+    for component in sorted(components):
+        prefix = component + os.sep
+        before = {name: digest for name, digest in recorded.items() if name.startswith(prefix)}
+        now = {name: digest for name, digest in current.items() if name.startswith(prefix)}
+        changed = sorted(name for name in before.keys() & now.keys() if before[name] != now[name])
+        missing, added = sorted(before.keys() - now.keys()), sorted(now.keys() - before.keys())
+        for what, paths in (("changed", changed), ("missing", missing), ("added", added)):
+            if paths:
+                problems.append("%s %s" % (what, _named(paths)))
+    if problems:
+        raise StageError("Release %s's virtualenvs no longer hold what was installed (%s), so it is not activated. %s"
+                         % (release_id, "; ".join(problems), fix))
 
 
 def unit_digests(layout, release_id, manifest, components):
@@ -177,6 +248,7 @@ def stage(layout, archive, fingerprint, run, python, index_url=None):
                               component, manifest, index_url)
         make_read_only(os.path.join(target, "release"))
         make_read_only(os.path.join(target, "venvs"))
+        record_venvs(layout, release_id)
         with open(layout.fingerprint_file(release_id), "w", encoding="ascii") as handle:
             handle.write(fingerprint + "\n")
         os.chmod(layout.fingerprint_file(release_id), 0o444)

@@ -3,7 +3,8 @@ recording stand-in for systemd (unit tests cannot run systemd; the molecule scen
 exercises the real one).
 
 A release written here is complete as the module's stage step leaves one (verified files,
-a virtualenv directory per component, the fingerprint last) but its virtualenvs hold no
+a virtualenv directory per component, the record of what the virtualenvs hold, the
+fingerprint last) but its virtualenvs hold no
 packages: installing them for real is tests/integration/release's job.
 """
 
@@ -14,7 +15,7 @@ from pathlib import Path
 
 from ansible_collections.pharos.hpc.plugins.module_utils import release, release_archive
 from ansible_collections.pharos.hpc.plugins.module_utils.release_host import Layout
-from ansible_collections.pharos.hpc.plugins.module_utils.release_stage import make_read_only
+from ansible_collections.pharos.hpc.plugins.module_utils.release_stage import make_read_only, record_venvs
 
 PROJECT = Path(__file__).resolve().parents[2]
 SSH_UNIT = "pharos-ssh-access-agent.service"
@@ -75,6 +76,7 @@ def install_release(root, release_id, fingerprint=None, units=None):
         python.write_text("")
     make_read_only(str(target / "release"))
     make_read_only(str(target / "venvs"))
+    record_venvs(layout, release_id)
     Path(layout.fingerprint_file(release_id)).write_text((fingerprint or "sha256:" + "0" * 64) + "\n")
     os.chmod(target, 0o555)
     return layout

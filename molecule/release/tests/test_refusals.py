@@ -1,13 +1,19 @@
-"""What must stop a release before it changes anything (seed 002 §8): a missing secret, a tampered
-archive, a component the release does not carry, a reused release id with other inputs; and
+"""What must stop a release before it changes anything (seed 002 §8): a missing secret, an archive
+the pinned signer did not sign, a tampered archive, a component the release does not carry, a reused release id with other inputs; and
 check.yml, which changes nothing and names every failed precondition in one run. These run before
 test_release_changes.py (file order), while release-b was never installed."""
 
 import io
+import shutil
+import subprocess
+import sys
 import tarfile
+from pathlib import Path
 
 import pytest
 from scenario import RELEASES, changed_count, current, run_playbook, site_env_with
+
+PROJECT = Path(__file__).resolve().parents[3]
 
 testinfra_hosts = ["ansible://login"]
 
@@ -67,9 +73,9 @@ def test_check_names_every_failed_precondition_in_one_run(host, tmp_path, ldap_p
     assert "Secret site-agent-ldap-password" in output
 
 
-def test_a_tampered_release_is_refused_before_any_change(host, tmp_path, unchanged):
-    tampered = tmp_path / "release-b.tar.gz"
-    with tarfile.open(RELEASES / "release-b.tar.gz") as original, tarfile.open(tampered, "w:gz") as copy:
+def tampered_copy(destination):
+    """release-b with one unit file weakened and its SHA256SUMS left as they were."""
+    with tarfile.open(RELEASES / "release-b.tar.gz") as original, tarfile.open(destination, "w:gz") as copy:
         for member in original.getmembers():
             data = original.extractfile(member) if member.isfile() else None
             if member.name.endswith("units/pharos-ssh-access-agent.service"):
@@ -77,10 +83,43 @@ def test_a_tampered_release_is_refused_before_any_change(host, tmp_path, unchang
                 member.size = len(content)
                 data = io.BytesIO(content)
             copy.addfile(member, data)
+    return destination
+
+
+def test_a_repacked_release_is_refused_by_its_signature_before_any_change(host, tmp_path, unchanged):
+    repacked = tampered_copy(tmp_path / "release-b.tar.gz")
+    shutil.copyfile(RELEASES / "release-b.tar.gz.sig", str(repacked) + ".sig")
+    rc, output = run_playbook("release.yml", succeed=False, extra_vars={"pharos_release_archive": str(repacked)})
+    assert rc != 0
+    assert "is not signed by the pinned release signer" in output
+    assert "SHA256SUMS" not in output
+    assert not host.file("/opt/pharos-hpc/releases/release-b").exists
+
+
+def test_a_tampered_release_the_signer_signed_is_refused_by_its_sums_before_any_change(host, tmp_path, unchanged):
+    tampered = tampered_copy(tmp_path / "release-b.tar.gz")
+    signed = subprocess.run([sys.executable, str(PROJECT / "scripts" / "pharos-release-sign"),
+                             "--key", str(RELEASES / "signer.pem"), str(tampered)],
+                            capture_output=True, text=True, check=False)
+    assert signed.returncode == 0, signed.stderr
     rc, output = run_playbook("release.yml", succeed=False, extra_vars={"pharos_release_archive": str(tampered)})
     assert rc != 0
     assert "units/pharos-ssh-access-agent.service" in output and "SHA256SUMS" in output
     assert not host.file("/opt/pharos-hpc/releases/release-b").exists
+
+
+def test_a_virtualenv_changed_after_install_is_refused_before_any_change(host, unchanged):
+    agent = host.check_output("ls -d %s/venvs/ssh-access/lib/python3*/site-packages/pharos_ssh_access_standin/__init__.py"
+                              % RELEASE_A)
+    host.check_output("cp -p %s /root/agent-init.py && echo '# planted' >> %s" % (agent, agent))
+    try:
+        rc, output = run_playbook("release.yml", succeed=False)
+    finally:
+        host.check_output("cp -p /root/agent-init.py %s && rm /root/agent-init.py" % agent)
+    assert rc != 0
+    assert "virtualenvs no longer hold what was installed" in output
+    assert "changed " + agent.split("/venvs/", 1)[1] in output
+    assert host.service("pharos-ssh-access-agent.service").is_running
 
 
 def test_a_component_the_release_does_not_carry_cannot_be_activated(host, tmp_path, unchanged):

@@ -1,10 +1,12 @@
 """The pharos.hpc.release_archive lookup on the real built release, as the release role's
-preflight calls it on the controller: what it says of a sound archive, and that a tampered one
-is refused naming the altered file."""
+preflight calls it on the controller: what it says of a sound archive; that an archive not
+signed by the pinned signer is refused before anything in it is read; and that a tampered one
+the signer signed all the same is refused naming the altered file."""
 
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -12,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.pharos.hpc.plugins.module_utils import release, release_archive, site_env_rules
+from ansible_collections.pharos.hpc.plugins.module_utils import release, release_archive, release_signature, site_env_rules
 
 PROJECT = Path(__file__).resolve().parents[3]
 SITE_ENV = PROJECT / "release" / "site.env.example"
@@ -30,15 +32,32 @@ def tampered_copy(archive, destination):
     return destination
 
 
+def sign(path, private):
+    (path.parent / (path.name + ".sig")).write_text(release_signature.sign(str(path), private), encoding="ascii")
+    return path
+
+
 @pytest.fixture(scope="module")
 def results(archive, tmp_path_factory):
     directory = tmp_path_factory.mktemp("lookup")
-    calls = {"sound": (archive, SITE_ENV), "tampered": (tampered_copy(archive, directory / "tampered.tar.gz"), SITE_ENV)}
+    private, public = release_signature.new_key_pair()
+    other_private = release_signature.new_key_pair()[0]
+    signer_key = directory / "release-signer.pem"
+    signer_key.write_bytes(public)
+    sound = sign(Path(shutil.copyfile(archive, directory / archive.name)), private)
+    unsigned = Path(shutil.copyfile(archive, directory / "unsigned.tar.gz"))
+    foreign = sign(Path(shutil.copyfile(archive, directory / "foreign.tar.gz")), other_private)
+    # Repacked after signing: it keeps the sound archive's signature.
+    repacked = tampered_copy(archive, directory / "repacked.tar.gz")
+    shutil.copyfile(str(sound) + ".sig", str(repacked) + ".sig")
+    calls = {"sound": sound, "unsigned": unsigned, "signed by another key": foreign, "repacked": repacked,
+             "tampered, signed all the same": sign(tampered_copy(archive, directory / "tampered.tar.gz"), private)}
     playbook = directory / "read.yml"
     playbook.write_text(json.dumps([{"hosts": "localhost", "gather_facts": False, "tasks": [
         {"name": name, "ansible.builtin.debug": {
-            "msg": "{{ lookup('pharos.hpc.release_archive', '%s', site_env='%s') }}" % (path, site_env)},
-         "ignore_errors": True} for name, (path, site_env) in calls.items()]}]))
+            "msg": "{{ lookup('pharos.hpc.release_archive', '%s', signer_key='%s', site_env='%s') }}"
+                   % (path, signer_key, SITE_ENV)},
+         "ignore_errors": True} for name, path in calls.items()]}]))
     environment = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(PROJECT / "collections"), ANSIBLE_NOCOLOR="true",
                        ANSIBLE_FORCE_COLOR="false", ANSIBLE_STDOUT_CALLBACK="ansible.posix.json")
     completed = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,",
@@ -55,9 +74,22 @@ def test_a_sound_archive_gives_its_release_components_and_the_install_fingerprin
     assert found["release_id"] == manifest["release_id"]
     assert found["components"] == ["site-agent", "ssh-access"]
     assert found["fingerprint"] == release.fingerprint(manifest, values)
+    assert found["signer"].startswith("sha256:")
+
+
+@pytest.mark.parametrize(("case", "reason"), [
+    ("unsigned", "unsigned.tar.gz.sig is missing"),
+    ("signed by another key", "foreign.tar.gz is not signed by the pinned release signer"),
+    ("repacked", "repacked.tar.gz is not signed by the pinned release signer"),
+])
+def test_an_archive_the_pinned_signer_did_not_sign_is_refused(results, case, reason):
+    failed = results[case]
+    assert failed.get("failed") is True
+    assert reason in failed["msg"]
+    assert "SHA256SUMS" not in failed["msg"]
 
 
 def test_a_tampered_archive_is_refused_naming_the_altered_file(results):
-    failed = results["tampered"]
+    failed = results["tampered, signed all the same"]
     assert failed.get("failed") is True
     assert "units/pharos-ssh-access-agent.service does not match its SHA-256 in SHA256SUMS" in failed["msg"]
