@@ -29,7 +29,9 @@ def wait_for(host, user, key, logs_in):
             return attempt
         if time.monotonic() > deadline:
             return attempt
-        time.sleep(1)
+        # sshd's per-source penalties add 5 s for each refused login and start refusing every
+        # login from the address past 15 s; one attempt in 5 s keeps the next test's logins open.
+        time.sleep(5)
 
 
 class Identities:
@@ -50,6 +52,17 @@ class Identities:
         return self.host.run("%s -x -H ldap://127.0.0.1/ -D '%s' -y /root/.pharos-login-agent.pw <<'LDIF'\n%s\nLDIF"
                              % (tool, self.agent, ldif.strip()))
 
+    def member_ldif(self, name, uid):
+        """A member entry as the Site agent writes one, with the scenario's primary group."""
+        return ("dn: uid=%(n)s,%(people)s\nobjectClass: inetOrgPerson\nobjectClass: posixAccount\nuid: %(n)s\n"
+                "cn: %(n)s\nsn: %(n)s\nuidNumber: %(uid)d\ngidNumber: %(gid)d\nhomeDirectory: /home/%(n)s\n"
+                "loginShell: /bin/bash\n" % dict(n=name, people=self.people, uid=uid, gid=self.gid))
+
+    def admit(self, name):
+        """As the Site agent: name in pharos-members, the group whose members may log in."""
+        return self.as_agent("ldapmodify", "dn: cn=pharos-members,%s\nchangetype: modify\nadd: memberUid\n"
+                                           "memberUid: %s\n" % (self.groups, name))
+
     def as_ssh_access(self, ldif):
         return self.host.run("runuser -u pharos-ssh-access -- ldapmodify -Q -Y EXTERNAL -H ldapi:/// <<'LDIF'\n%s\nLDIF"
                              % ldif.strip())
@@ -58,33 +71,15 @@ class Identities:
 @pytest.fixture(scope="module")
 def identities(host):
     identities = Identities(host)
-    member = identities.as_agent("ldapadd", """
-dn: uid=%(user)s,%(people)s
-objectClass: inetOrgPerson
-objectClass: posixAccount
-uid: %(user)s
-cn: %(user)s
-sn: %(user)s
-uidNumber: %(uid)d
-gidNumber: %(gid)d
-homeDirectory: /home/%(user)s
-loginShell: /bin/bash
-
+    member = identities.as_agent("ldapadd", identities.member_ldif(MEMBER, identities.uid) + """
 dn: cn=%(user)s,%(groups)s
 objectClass: posixGroup
 cn: %(user)s
 gidNumber: %(gid)d
-
-""" % dict(user=MEMBER, people=identities.people, groups=identities.groups, uid=identities.uid,
-           gid=identities.gid))
+""" % dict(user=MEMBER, groups=identities.groups, gid=identities.gid))
     assert member.rc == 0, member.stderr
     # The openldap role keeps the group; the Site agent adds each member it creates (access_groups).
-    admitted = identities.as_agent("ldapmodify", """
-dn: cn=pharos-members,%(groups)s
-changetype: modify
-add: memberUid
-memberUid: %(user)s
-""" % dict(user=MEMBER, groups=identities.groups))
+    admitted = identities.admit(MEMBER)
     assert admitted.rc == 0, admitted.stderr
     for name in (MEMBER, LOCAL):
         made = host.run("rm -f /root/%s-key /root/%s-key.pub && ssh-keygen -q -t ed25519 -N '' -C %s -f /root/%s-key"
@@ -179,21 +174,9 @@ def plant_directory_twin(host, identities, name, offset):
     made = host.run("rm -f /root/%(n)s-planted /root/%(n)s-planted.pub && "
                     "ssh-keygen -q -t ed25519 -N '' -C planted -f /root/%(n)s-planted" % dict(n=name))
     assert made.rc == 0, made.stderr
-    entry = identities.as_agent("ldapadd", """
-dn: uid=%(n)s,%(people)s
-objectClass: inetOrgPerson
-objectClass: posixAccount
-uid: %(n)s
-cn: %(n)s
-sn: %(n)s
-uidNumber: %(uid)d
-gidNumber: %(gid)d
-homeDirectory: /home/%(n)s
-loginShell: /bin/bash
-""" % dict(n=name, people=identities.people, uid=identities.uid + offset, gid=identities.gid))
+    entry = identities.as_agent("ldapadd", identities.member_ldif(name, identities.uid + offset))
     assert entry.rc == 0, entry.stderr
-    listed = identities.as_agent("ldapmodify", "dn: cn=pharos-members,%s\nchangetype: modify\nadd: memberUid\n"
-                                               "memberUid: %s\n" % (identities.groups, name))
+    listed = identities.admit(name)
     assert listed.rc == 0, listed.stderr
     key = host.file("/root/%s-planted.pub" % name).content_string.strip()
     keyed = identities.as_ssh_access("dn: uid=%s,%s\nchangetype: modify\nadd: objectClass\nobjectClass: ldapPublicKey\n-\n"

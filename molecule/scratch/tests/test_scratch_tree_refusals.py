@@ -43,20 +43,28 @@ def converge_the_node():
                           timeout=600, check=False)
 
 
-@pytest.mark.parametrize("case", sorted(CASES))
-def test_untrusted_tree_is_refused_and_nothing_is_written_there(compute, case):
-    plant, planted = CASES[case]
-    assert compute.run(f"mv {SCRATCH} {SCRATCH}.kept && {plant}").rc == 0
+def converge_over(compute, real, plant, planted, extra_cleanup):
+    """Converge the node with the real path moved aside and the plant in its place; the real
+    path is put back afterwards. Returns the failed run's words in one line, and the planted
+    entry's owner, mode and listing before and after."""
+    assert compute.run(f"mv {real} {real}.kept && {plant}").rc == 0
     try:
         before = compute.run(f"stat -c %u:%g:%a {planted} && ls -A {planted}").stdout
         run = converge_the_node()
         after = compute.run(f"stat -c %u:%g:%a {planted} && ls -A {planted}").stdout
     finally:
-        restored = compute.run(f"rm -rf {SCRATCH} /var/tmp/elsewhere && mv {SCRATCH}.kept {SCRATCH}")
+        restored = compute.run(f"rm -rf {real} {extra_cleanup} && mv {real}.kept {real}")
     assert restored.rc == 0, restored.stderr
     assert run.returncode != 0, run.stdout[-3000:]
     # ansible-playbook prints a task's error on standard error.
-    assert "is not safe to take over, so nothing was written" in " ".join((run.stdout + run.stderr).split())
+    return " ".join((run.stdout + run.stderr).split()), before, after
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_untrusted_tree_is_refused_and_nothing_is_written_there(compute, case):
+    plant, planted = CASES[case]
+    message, before, after = converge_over(compute, SCRATCH, plant, planted, "/var/tmp/elsewhere")
+    assert "is not safe to take over, so nothing was written" in message
     assert after == before
     assert f"{BOB}:{BOB}:" in after
 
@@ -81,16 +89,7 @@ BOX_CASES = {
 @pytest.mark.parametrize("case", sorted(BOX_CASES))
 def test_a_runtime_box_the_role_did_not_make_is_refused_and_nothing_is_followed(compute, case):
     plant, planted, described = BOX_CASES[case]
-    assert compute.run(f"mv {RUNTIME_BOX} {RUNTIME_BOX}.kept && {plant}").rc == 0
-    try:
-        before = compute.run(f"stat -c %u:%g:%a {planted} && ls -A {planted}").stdout
-        run = converge_the_node()
-        after = compute.run(f"stat -c %u:%g:%a {planted} && ls -A {planted}").stdout
-    finally:
-        restored = compute.run(f"rm -rf {RUNTIME_BOX} {TARGET} && mv {RUNTIME_BOX}.kept {RUNTIME_BOX}")
-    assert restored.rc == 0, restored.stderr
-    assert run.returncode != 0, run.stdout[-3000:]
-    message = " ".join((run.stdout + run.stderr).split())
+    message, before, after = converge_over(compute, RUNTIME_BOX, plant, planted, TARGET)
     assert f"{RUNTIME_BOX} on {NODE} is {described}, not a real directory of pharos-runtime" in message
     assert "nothing was written and nothing was followed" in message
     assert after == before
