@@ -50,8 +50,11 @@ class Layout:
     def release_files(self, release_id):
         return os.path.join(self.releases, release_id, "release")
 
+    def venvs(self, release_id):
+        return os.path.join(self.releases, release_id, "venvs")
+
     def venv(self, release_id, component):
-        return os.path.join(self.releases, release_id, "venvs", component)
+        return os.path.join(self.venvs(release_id), component)
 
     def fingerprint_file(self, release_id):
         return os.path.join(self.releases, release_id, "fingerprint")

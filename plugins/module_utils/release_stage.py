@@ -117,7 +117,7 @@ def venv_entries(venvs):
 
 def record_venvs(layout, release_id):
     path = os.path.join(layout.release(release_id), VENV_SUMS_NAME)
-    entries = venv_entries(os.path.dirname(layout.venv(release_id, "x")))
+    entries = venv_entries(layout.venvs(release_id))
     with open(path, "w", encoding="utf-8") as handle:
         handle.writelines("%s  %s\n" % (entries[name], name) for name in sorted(entries))
     os.chmod(path, 0o444)
@@ -137,7 +137,7 @@ def verify_venvs(layout, release_id, components):
     except (OSError, ValueError):
         raise StageError("Release %s has no readable record of its virtualenvs (%s), so what would run cannot be "
                          "checked and it is not activated. %s" % (release_id, VENV_SUMS_NAME, fix)) from None
-    current = venv_entries(os.path.dirname(layout.venv(release_id, "x")))
+    current = venv_entries(layout.venvs(release_id))
     problems = []
     for component in sorted(components):
         prefix = component + os.sep

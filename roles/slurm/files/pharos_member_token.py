@@ -29,6 +29,8 @@ import socket
 import sys
 import time
 
+import jwt
+
 MAX_REQUEST_BYTES = 16384
 LEEWAY_SECONDS = 30
 NAME = re.compile(r"[a-z_][a-z0-9_-]{0,31}")
@@ -75,8 +77,6 @@ def check_member(name, settings, local_names, lookup=pwd.getpwnam):
 
 def verified_claims(member_token, settings, issuer_keys):
     """The claims of a member token the Pharos issuer signed for this Site's Slurm."""
-    import jwt  # pylint: disable=import-outside-toplevel
-
     for key in issuer_keys:
         try:
             claims = jwt.decode(
@@ -97,8 +97,6 @@ def verified_claims(member_token, settings, issuer_keys):
 def exchange(member_token, settings, issuer_keys, slurm_key, local_names,
              lookup=pwd.getpwnam, now=None):
     """The Slurm token for the member the member token names, or Refused."""
-    import jwt  # pylint: disable=import-outside-toplevel
-
     claims = verified_claims(member_token, settings, issuer_keys)
     name = named_member(claims)
     check_member(name, settings, local_names, lookup)
