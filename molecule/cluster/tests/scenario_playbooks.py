@@ -4,29 +4,43 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 SCENARIO = Path(__file__).resolve().parents[1]
 PROJECT = SCENARIO.parents[1]
 
 
-def run_playbook(playbook, *options, extra_vars=None, as_json=False, succeed=True):
+def run_playbook(playbook, *options, extra_vars=None, as_json=False, succeed=True, interrupt_after=None):
     """ansible-playbook on the scenario's inventory; the JSON callback when asked for.
 
-    With succeed=False a failed run is returned too, as (return code, output)."""
+    With succeed=False a failed run is returned too, as (return code, output). With
+    interrupt_after, the run is killed as soon as the task of that name changed something
+    (tests/fixtures/interrupt), and (return code, output) is returned."""
     ephemeral = os.environ["MOLECULE_EPHEMERAL_DIRECTORY"]
     command = [str(Path(sys.executable).parent / "ansible-playbook"),
                "-i", str(Path(os.environ["MOLECULE_INVENTORY_FILE"]).parent),
                "-e", "slurm_member_token_issuer=https://issuer.pharos.test",
                "-e", f"slurm_member_token_public_keys_file={ephemeral}/signer.pub.pem", *options]
-    if extra_vars is not None:
-        # JSON, so that numbers stay numbers (key=value would make them strings).
-        command += ["-e", json.dumps(extra_vars)]
-    command.append(str(SCENARIO / playbook))
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as extra:
+        if extra_vars is not None:
+            # JSON, so that numbers stay numbers; from a file, so that no secret is in argv.
+            json.dump(extra_vars, extra)
+            extra.flush()
+            command += ["-e", "@" + extra.name]
+        command.append(str(SCENARIO / playbook))
+        return run_ansible_playbook(command, as_json, succeed, interrupt_after)
+
+
+def run_ansible_playbook(command, as_json, succeed, interrupt_after):
     environment = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(PROJECT / "collections"),
                        ANSIBLE_FORCE_COLOR="false", ANSIBLE_NOCOLOR="true")
     if as_json:
         environment["ANSIBLE_STDOUT_CALLBACK"] = "ansible.posix.json"
+    if interrupt_after is not None:
+        environment.update(ANSIBLE_CALLBACK_PLUGINS=str(PROJECT / "tests" / "fixtures" / "interrupt"),
+                           ANSIBLE_CALLBACKS_ENABLED="interrupt_after", PHAROS_INTERRUPT_AFTER=interrupt_after)
+        succeed = False
     result = subprocess.run(command, cwd=PROJECT, env=environment, capture_output=True,
                             text=True, timeout=600, check=False)
     if not succeed:

@@ -22,10 +22,12 @@ SSH_ACCESS_UNIT = "pharos-ssh-access-agent.service"
 ALL_UNITS = SITE_AGENT_UNITS + [SSH_ACCESS_UNIT]
 
 
-def run_playbook(playbook, *options, extra_vars=None, as_json=False, succeed=True):
+def run_playbook(playbook, *options, extra_vars=None, as_json=False, succeed=True, interrupt_after=None):
     """ansible-playbook playbooks/<playbook> on the scenario's inventory, as an administrator runs it.
 
-    With succeed=False a failed run is returned too, as (return code, output)."""
+    With succeed=False a failed run is returned too, as (return code, output). With
+    interrupt_after, the run is killed as soon as the task of that name changed something
+    (tests/fixtures/interrupt), and (return code, output) is returned."""
     command = [str(Path(sys.executable).parent / "ansible-playbook"),
                "-i", str(Path(os.environ["MOLECULE_INVENTORY_FILE"]).parent), *options]
     if extra_vars is not None:
@@ -35,6 +37,10 @@ def run_playbook(playbook, *options, extra_vars=None, as_json=False, succeed=Tru
                        ANSIBLE_FORCE_COLOR="false", ANSIBLE_NOCOLOR="true")
     if as_json:
         environment["ANSIBLE_STDOUT_CALLBACK"] = "ansible.posix.json"
+    if interrupt_after is not None:
+        environment.update(ANSIBLE_CALLBACK_PLUGINS=str(PROJECT / "tests" / "fixtures" / "interrupt"),
+                           ANSIBLE_CALLBACKS_ENABLED="interrupt_after", PHAROS_INTERRUPT_AFTER=interrupt_after)
+        succeed = False
     result = subprocess.run(command, cwd=PROJECT, env=environment, capture_output=True, text=True, timeout=900,
                             check=False)
     if not succeed:

@@ -1,0 +1,84 @@
+"""The agents' secrets rotated through release.yml (docs/production.md, "Rotating a secret"): a
+new token directory and one run put the Site agent on its new Waldur token, and a run killed
+between a change of the agents' files and their restart is finished by the next run.
+
+Runs last (pytest orders files by name) and leaves the rotated token in place."""
+
+import json
+
+import pytest
+from scenario import ALL_UNITS, SIMULATOR, run_playbook
+
+testinfra_hosts = ["ansible://login"]
+ROTATED_DIRECTORY = "/root/pharos-tokens-next"
+
+# What each agent reads at start, which release.yml writes.
+AGENT_FILES = {"pharos-ssh-access-agent.service": "/etc/pharos-hpc/ssh-access.env",
+               "waldur-site-agent@order_process.service": "/etc/pharos-hpc/site-agent.env"}
+
+# Whether a unit's main process started before a file last changed (systemd's monotonic start,
+# in microseconds, against the file's mtime).
+STARTED_BEFORE = r"""
+import os, subprocess, sys, time
+unit, path = sys.argv[1], sys.argv[2]
+shown = subprocess.run(["systemctl", "show", "-P", "ExecMainStartTimestampMonotonic", unit],
+                       capture_output=True, text=True, check=True).stdout.strip()
+started = time.time() - (time.monotonic() - int(shown) / 1e6)
+print("before" if os.stat(path).st_mtime > started else "after")
+"""
+
+
+def started_before_change(host, unit, path):
+    result = host.run("python3 -c '%s' %s %s" % (STARTED_BEFORE, unit, path))
+    assert result.rc == 0, result.stderr
+    return result.stdout.strip() == "before"
+
+
+def agent_events(host, mode, since):
+    """The Site agent mode's log events (JSON) since the epoch second given."""
+    lines = host.check_output("journalctl -u waldur-site-agent@%s -o cat --no-pager --since @%d" % (mode, since))
+    return [json.loads(line)["event"] for line in lines.splitlines() if line.startswith("{")]
+
+
+def test_a_release_run_killed_after_the_agents_files_changed_is_finished_by_the_next(host):
+    for path in AGENT_FILES.values():
+        assert host.run("echo '# changed by hand' >> %s" % path).rc == 0
+    status, output = run_playbook("release.yml", interrupt_after="Write the Site agent's environment file")
+    assert status == -9 and "INTERRUPTED after" in output, output[-3000:]
+    for unit, path in AGENT_FILES.items():
+        assert started_before_change(host, unit, path), unit
+
+    run_playbook("release.yml")
+    for unit, path in AGENT_FILES.items():
+        assert not started_before_change(host, unit, path), unit
+    for unit in ALL_UNITS:
+        assert host.service(unit).is_running, unit
+
+
+@pytest.fixture
+def rotated_token_directory(host):
+    """The central step's token directory again, with the Site agent's new Waldur token."""
+    host.check_output("install -d -m 0700 %s" % ROTATED_DIRECTORY)
+    copied = host.ansible("copy", "src=%s dest=%s/site-agent-token mode=0600"
+                          % (SIMULATOR / "site-agent-next-token", ROTATED_DIRECTORY), check=False)
+    assert not copied.get("failed"), copied
+    host.check_output("for name in site-agent-ldap-password ssh-access-site-token site-agent-ca.crt site-api-ca.crt; "
+                      "do cp -p /root/pharos-tokens/$name %s/; done" % ROTATED_DIRECTORY)
+    return ROTATED_DIRECTORY
+
+
+def test_a_new_site_agent_token_is_taken_with_one_run_and_the_agent_polls_with_it(host, rotated_token_directory):
+    since = int(host.check_output("date +%s"))
+    run_playbook("release.yml", extra_vars={"pharos_token_directory": rotated_token_directory})
+
+    credential = "/etc/pharos-hpc/secrets/waldur-site-agent-config.yaml"
+    new_token = (SIMULATOR / "site-agent-next-token").read_text().strip()
+    assert host.run("grep -c -F -f %s/site-agent-token %s" % (rotated_token_directory, credential)).stdout.strip() == "1"
+    assert new_token not in host.file("/etc/pharos-hpc/site-agent.yaml").content_string
+    for mode in ("order_process", "membership_sync", "report"):
+        unit = "waldur-site-agent@%s.service" % mode
+        assert not started_before_change(host, unit, credential), unit
+        events = agent_events(host, mode, since)
+        # Waldur names the token's own user: the agent runs as the new token's owner.
+        assert "Current user username: site-agent-next" in events, (mode, events[-20:])
+    assert "There are no pending or executing orders" in agent_events(host, "order_process", since)
