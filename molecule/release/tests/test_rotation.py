@@ -1,10 +1,12 @@
 """The agents' secrets rotated through release.yml (docs/production.md, "Rotating a secret"): a
-new token directory and one run put the Site agent on its new Waldur token, and a run killed
+new token directory and one run put the Site agent on its new Waldur token and the SSH access
+agent on its new Site API bearer, and a run killed
 between a change of the agents' files and their restart is finished by the next run.
 
 Runs last (pytest orders files by name) and leaves the rotated token in place."""
 
 import json
+import time
 
 import pytest
 from scenario import ALL_UNITS, SIMULATOR, run_playbook
@@ -57,17 +59,18 @@ def test_a_release_run_killed_after_the_agents_files_changed_is_finished_by_the_
 
 @pytest.fixture
 def rotated_token_directory(host):
-    """The central step's token directory again, with the Site agent's new Waldur token."""
+    """The central step's token directory again, with both agents' new tokens."""
     host.check_output("install -d -m 0700 %s" % ROTATED_DIRECTORY)
-    copied = host.ansible("copy", "src=%s dest=%s/site-agent-token mode=0600"
-                          % (SIMULATOR / "site-agent-next-token", ROTATED_DIRECTORY), check=False)
-    assert not copied.get("failed"), copied
-    host.check_output("for name in site-agent-ldap-password ssh-access-site-token site-agent-ca.crt site-api-ca.crt; "
+    for new, name in (("site-agent-next-token", "site-agent-token"), ("ssh-access-site-next-token", "ssh-access-site-token")):
+        copied = host.ansible("copy", "src=%s dest=%s/%s mode=0600" % (SIMULATOR / new, ROTATED_DIRECTORY, name),
+                              check=False)
+        assert not copied.get("failed"), copied
+    host.check_output("for name in site-agent-ldap-password site-agent-ca.crt site-api-ca.crt; "
                       "do cp -p /root/pharos-tokens/$name %s/; done" % ROTATED_DIRECTORY)
     return ROTATED_DIRECTORY
 
 
-def test_a_new_site_agent_token_is_taken_with_one_run_and_the_agent_polls_with_it(host, rotated_token_directory):
+def test_new_agent_tokens_are_taken_with_one_run_and_the_agents_poll_with_them(host, rotated_token_directory):
     since = int(host.check_output("date +%s"))
     run_playbook("release.yml", extra_vars={"pharos_token_directory": rotated_token_directory})
 
@@ -82,3 +85,21 @@ def test_a_new_site_agent_token_is_taken_with_one_run_and_the_agent_polls_with_i
         # Waldur names the token's own user: the agent runs as the new token's owner.
         assert "Current user username: site-agent-next" in events, (mode, events[-20:])
     assert "There are no pending or executing orders" in agent_events(host, "order_process", since)
+
+    bearer = "/etc/pharos-hpc/secrets/ssh-access-site-token"
+    assert host.file(bearer).sha256sum == host.file(rotated_token_directory + "/ssh-access-site-token").sha256sum
+    assert not started_before_change(host, "pharos-ssh-access-agent.service", bearer)
+    # The Site API takes the new bearer: the agent's cycles get past it (this scenario has no
+    # directory, so each cycle then stops at the directory stage).
+    cycles = wait_for_access_agent_cycles(host, since)
+    assert cycles and all(cycle.get("stage") != "site_api" for cycle in cycles), cycles
+
+
+def wait_for_access_agent_cycles(host, since, seconds=90):
+    deadline = time.monotonic() + seconds
+    while True:
+        lines = host.check_output("journalctl -u pharos-ssh-access-agent -o cat --no-pager --since @%d" % since)
+        cycles = [json.loads(line) for line in lines.splitlines() if line.startswith("{")]
+        if cycles or time.monotonic() > deadline:
+            return cycles
+        time.sleep(5)

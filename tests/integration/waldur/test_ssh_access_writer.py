@@ -53,6 +53,12 @@ def test_each_token_has_its_own_route(site_api, pki):
     assert call(site_api, pki, "GET", "/v1/site/commands/next", token=site_api.access_token).status_code == 404
 
 
+def test_the_bearer_the_agent_is_rotated_to_reads_the_keys_and_nothing_else(site_api, pki):
+    assert call(site_api, pki, "GET", "/v1/site/ssh-access/keys", token=site_api.next_access_token).status_code == 200
+    assert call(site_api, pki, "PUT", "/stand-in/members/alice/keys", token=site_api.next_access_token,
+                body={"keys": [ALICE_KEY]}).status_code == 403
+
+
 def test_submitted_keys_are_granted_and_an_empty_list_revokes_them(site_api, pki):
     for member, key in (("alice", ALICE_KEY), ("bob", BOB_KEY)):
         assert call(site_api, pki, "PUT", "/stand-in/members/%s/keys" % member, token=site_api.operator_token,
