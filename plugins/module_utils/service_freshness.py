@@ -50,31 +50,33 @@ def parse_show(output: str) -> dict[str, str]:
 def main_process_started_at(properties: dict[str, str], now: float, now_monotonic: float) -> float | None:
     """The wall-clock time the unit's main process started, or None when the unit does not run.
 
-    systemd records the start on the monotonic clock in microseconds; converting it against the
-    clocks read now keeps the microseconds that the printed wall-clock timestamp drops.
+    A unit without a main process (a socket) counts from when it last became active. systemd
+    records both on the monotonic clock in microseconds; converting them against the clocks read
+    now keeps the microseconds that the printed wall-clock timestamps drop.
     """
     if properties.get("ActiveState") not in RUNNING_STATES:
         return None
-    started_monotonic = int(properties.get("ExecMainStartTimestampMonotonic") or 0)
+    started_monotonic = int(properties.get("ExecMainStartTimestampMonotonic") or 0) or int(
+        properties.get("ActiveEnterTimestampMonotonic") or 0)
     if started_monotonic == 0:
         return None
     return now - (now_monotonic - started_monotonic / 1_000_000)
 
 
-def applied_record_path(unit: str, directory: str = APPLIED_DIRECTORY) -> str:
-    return os.path.join(directory, unit.replace("/", "_"))
+def applied_record_path(unit: str, directory: str | None = None) -> str:
+    return os.path.join(directory or APPLIED_DIRECTORY, unit.replace("/", "_"))
 
 
-def recorded_applied_at(unit: str, directory: str = APPLIED_DIRECTORY) -> float | None:
+def recorded_applied_at(unit: str, directory: str | None = None) -> float | None:
     try:
         return os.stat(applied_record_path(unit, directory)).st_mtime
     except FileNotFoundError:
         return None
 
 
-def record_applied(unit: str, directory: str = APPLIED_DIRECTORY) -> str:
-    os.makedirs(directory, mode=0o755, exist_ok=True)
+def record_applied(unit: str, directory: str | None = None) -> str:
     path = applied_record_path(unit, directory)
+    os.makedirs(os.path.dirname(path), mode=0o755, exist_ok=True)
     with open(path, "w", encoding="utf-8") as record:
         record.write(f"{unit} runs the files it reads as of {time.strftime('%Y-%m-%dT%H:%M:%S%z')}\n")
     return path

@@ -15,7 +15,8 @@ description:
     next run finds the file already as wanted, notifies nothing, and the service keeps running
     what it read before, an old password or key included.
   - This module compares the time the unit last read its files with the time each file last
-    changed. The unit read them when its main process started, or at the last reload recorded
+    changed. The unit read them when its main process started (a socket, when it last became
+    active), or at the last reload recorded
     with O(state=applied). A file changed since then makes the module report C(changed), meaning a
     restart or reload is due, and a task using the module notifies the same handler as the task that
     writes the file.
@@ -43,6 +44,13 @@ options:
     type: list
     elements: path
     default: []
+  unit_definition:
+    description:
+      - Also count the unit's own definition, for a unit whose unit file or drop-in the role writes.
+        A running unit whose definition changed since systemd loaded it is then stale, as systemd runs
+        it by the old one until a C(daemon-reload); the handler must reload systemd and restart it.
+    type: bool
+    default: false
   state:
     description:
       - C(current) reports whether the unit runs every file as it is now; C(changed) means it does not.
@@ -78,12 +86,21 @@ running:
   type: list
   elements: str
 stale:
-  description: The running units that read their files before one of them changed.
+  description:
+    - The running units that read their files before one of them changed, or whose unit file
+      changed since systemd loaded it; not empty exactly when C(changed).
+  returned: always
+  type: list
+  elements: str
+needs_daemon_reload:
+  description:
+    - With O(unit_definition), the running units whose unit file or drop-in changed since systemd
+      loaded it (C(NeedDaemonReload)); otherwise empty.
   returned: always
   type: list
   elements: str
 changed_since:
-  description: The files changed after the unit last read them; not empty exactly when C(changed).
+  description: The files changed after the unit last read them.
   returned: always
   type: list
   elements: str
@@ -114,13 +131,14 @@ def running_units(module: AnsibleModule, systemctl: str, unit: str) -> list[str]
     return [line.split()[0] for line in out.splitlines() if line.strip()]
 
 
-def started_at(module: AnsibleModule, systemctl: str, unit: str) -> float | None:
-    rc, out, err = module.run_command(
-        [systemctl, "show", "--property=ActiveState,ExecMainStartTimestampMonotonic", "--", unit]
-    )
+def read_unit(module: AnsibleModule, systemctl: str, unit: str) -> dict[str, str]:
+    rc, out, err = module.run_command([
+        systemctl, "show",
+        "--property=ActiveState,ExecMainStartTimestampMonotonic,ActiveEnterTimestampMonotonic,NeedDaemonReload",
+        "--", unit])
     if rc != 0:
         module.fail_json(msg=f"systemctl could not show the unit {unit}: {err.strip() or out.strip()}")
-    return main_process_started_at(parse_show(out), time.time(), time.monotonic())
+    return parse_show(out)
 
 
 def main() -> None:
@@ -128,31 +146,39 @@ def main() -> None:
         argument_spec={
             "unit": {"type": "str", "required": True},
             "paths": {"type": "list", "elements": "path", "default": []},
+            "unit_definition": {"type": "bool", "default": False},
             "state": {"type": "str", "choices": ["current", "applied"], "default": "current"},
         },
         required_if=[("state", "current", ["paths"])],
         supports_check_mode=True,
     )
     systemctl = module.get_bin_path("systemctl", required=True)
-    starts = {unit: started_at(module, systemctl, unit) for unit in running_units(module, systemctl, module.params["unit"])}
+    shown = {unit: read_unit(module, systemctl, unit) for unit in running_units(module, systemctl, module.params["unit"])}
+    starts = {unit: main_process_started_at(properties, time.time(), time.monotonic())
+              for unit, properties in shown.items()}
     running = sorted(unit for unit, start in starts.items() if start is not None)
+    # systemd still runs a unit by the definition it loaded before its unit file changed.
+    reload_due = sorted(unit for unit in running if shown[unit].get("NeedDaemonReload") == "yes"
+                        and module.params["unit_definition"])
 
     if module.params["state"] == "applied":
         if not module.check_mode:
             for unit in running:
                 record_applied(unit)
-        module.exit_json(changed=False, running=running, stale=[], changed_since=[])
+        module.exit_json(changed=False, running=running, stale=[], changed_since=[], needs_daemon_reload=reload_due)
 
     files = files_modified_at(module.params["paths"])
     found = {unit: freshness(start, recorded_applied_at(unit), files) for unit, start in starts.items()}
-    stale = sorted(unit for unit, result in found.items() if result.stale)
+    stale = sorted({unit for unit, result in found.items() if result.stale} | set(reload_due))
     changed_since = sorted({changed.path for result in found.values() for changed in result.changed_since})
     message = (
-        f"{', '.join(stale)} read their files before {', '.join(changed_since)} changed: a restart or reload is due"
+        f"{', '.join(stale)} read their files before {', '.join(changed_since) or 'their unit files'} changed: "
+        "a restart or reload is due"
         if stale
         else f"{module.params['unit']} runs its files as they are"
     )
-    module.exit_json(changed=bool(stale), running=running, stale=stale, changed_since=changed_since, msg=message)
+    module.exit_json(changed=bool(stale), running=running, stale=stale, changed_since=changed_since,
+                     needs_daemon_reload=reload_due, msg=message)
 
 
 if __name__ == "__main__":

@@ -32,6 +32,11 @@ def test_the_start_is_the_monotonic_start_on_the_wall_clock_to_the_microsecond()
     assert started == pytest.approx(NOW - 999.749999, abs=1e-6)
 
 
+def test_a_socket_without_a_main_process_counts_from_when_it_became_active():
+    properties = parse_show("ActiveState=active\nExecMainStartTimestampMonotonic=0\nActiveEnterTimestampMonotonic=4000000000\n")
+    assert main_process_started_at(properties, NOW, NOW_MONOTONIC) == pytest.approx(NOW - 1000.0, abs=1e-6)
+
+
 @pytest.mark.parametrize(("state", "started"), [("inactive", 4_000_000_000), ("failed", 4_000_000_000), ("active", 0)])
 def test_a_unit_that_does_not_run_has_no_start(state, started):
     assert main_process_started_at(shown(state, started), NOW, NOW_MONOTONIC) is None

@@ -179,6 +179,30 @@ def test_the_directory_takes_the_new_service_passwords_and_refuses_the_old(host,
     assert looked_up.rc == 0 and looked_up.stdout.startswith("pharosalice:"), looked_up.stderr
 
 
+def test_a_member_logs_in_with_a_directory_key_through_sssd_on_the_new_reader_password(host):
+    suffix = host.ansible.get_variables()["icarus_hpc_ldap_suffix"]
+    member, people, groups = "pharosalice", f"ou=people,ou=pharos,{suffix}", f"ou=groups,ou=pharos,{suffix}"
+    public = host.check_output("rm -f /root/rotation-key /root/rotation-key.pub && "
+                               "ssh-keygen -q -t ed25519 -N '' -f /root/rotation-key && cat /root/rotation-key.pub")
+    given = (f"dn: uid={member},{people}\nchangetype: modify\nadd: objectClass\nobjectClass: ldapPublicKey\n-\n"
+             f"add: sshPublicKey\nsshPublicKey: {public}\n\n"
+             f"dn: cn=pharos-members,{groups}\nchangetype: modify\nadd: memberUid\nmemberUid: {member}\n")
+    taken_back = (f"dn: uid={member},{people}\nchangetype: modify\ndelete: sshPublicKey\n-\n"
+                  f"delete: objectClass\nobjectClass: ldapPublicKey\n\n"
+                  f"dn: cn=pharos-members,{groups}\nchangetype: modify\ndelete: memberUid\nmemberUid: {member}\n")
+    # As the directory's administrator (root over ldapi), in place of the agents' cycles.
+    written = host.run(f"ldapmodify -Q -Y EXTERNAL -H ldapi:/// <<'LDIF'\n{given}LDIF")
+    assert written.rc == 0, written.stderr
+    try:
+        host.run("sss_cache -E")
+        login = host.run("ssh -n -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null "
+                         f"-o ConnectTimeout=5 -i /root/rotation-key {member}@127.0.0.1 id -un")
+        assert login.rc == 0 and login.stdout.strip() == member, login.stderr
+    finally:
+        host.run(f"ldapmodify -Q -Y EXTERNAL -H ldapi:/// <<'LDIF'\n{taken_back}LDIF; sss_cache -E; "
+                 "rm -f /root/rotation-key /root/rotation-key.pub")
+
+
 def test_a_munge_key_rotation_that_would_leave_a_node_out_is_refused(host, rotated):
     before = {name: sha256_of(node(name), "/etc/munge/munge.key") for name in NODES}
     status, output = run_playbook("converge.yml", "--limit", "pharos-cluster-login,pharos-cluster-compute",
