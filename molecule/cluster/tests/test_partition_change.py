@@ -11,6 +11,8 @@ from scenario_playbooks import run_playbook
 
 testinfra_hosts = ["ansible://pharos-cluster-login"]
 
+SLURMDBD_TASK = "Start slurmdbd, restart it on changed files, and enable it at boot"
+
 
 def converge(*options, limit_minutes=None):
     extra = None if limit_minutes is None else {"icarus_hpc_slurm_staging_time_minutes": limit_minutes}
@@ -20,6 +22,12 @@ def converge(*options, limit_minutes=None):
 def changed_counts(output):
     return {host: int(count) for host, count in
             re.findall(r"^(\S+)\s+: ok=\d+\s+changed=(\d+)", output, re.MULTILINE)}
+
+
+def reported(output, task):
+    """The first result line ("ok: [...]", "changed: [...]") after the task's header."""
+    after = output[output.index(f"TASK [pharos.hpc.slurm : {task}]"):]
+    return next(line for line in after.splitlines()[1:] if re.match(r"^(ok|changed|skipping): ", line))
 
 
 def slurmdbd_pid(host):
@@ -40,12 +48,14 @@ def test_a_changed_staging_limit_is_predicted_applied_by_reconfigure_and_then_st
     predicted = converge("--check", "--diff", limit_minutes=new_minutes)
     assert "-PartitionName=staging" in predicted and f"MaxTime={new_minutes} State=UP" in predicted
     assert "RUNNING HANDLER [pharos.hpc.slurm : Reconfigure Slurm]" in predicted
-    assert "Restart slurmdbd" not in predicted
+    assert reported(predicted, SLURMDBD_TASK).startswith("ok: ")
+    assert "RUNNING HANDLER [pharos.hpc.slurm : Restart slurmctld]" not in predicted
     assert host.run("grep -c 'MaxTime=%s ' /etc/slurm/slurm.conf" % original_minutes).stdout.strip() == "1"
 
     applied = converge(limit_minutes=new_minutes)
     assert "RUNNING HANDLER [pharos.hpc.slurm : Reconfigure Slurm]" in applied
-    assert "Restart slurmdbd" not in applied and "Restart slurmctld" not in applied
+    assert reported(applied, SLURMDBD_TASK).startswith("ok: ")
+    assert "RUNNING HANDLER [pharos.hpc.slurm : Restart slurmctld]" not in applied
     assert all(count >= 1 for count in changed_counts(applied).values()), applied[-2000:]
     assert slurmdbd_pid(host) == dbd_before
     partition = host.run("scontrol -o show partition staging").stdout
