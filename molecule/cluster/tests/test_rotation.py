@@ -5,8 +5,9 @@ next run. The munge key never splits the cluster.
 The killed runs form a chain in site.yml's order: each new secret or file goes in, the run is
 killed (SIGKILL, nothing runs after) right after the task that changed it, and the test shows
 the daemon still runs what it read before. The last run is not killed: it must end green with
-every daemon on the new secrets, and the Site working. Runs after test_partition_change.py and
-leaves the rotated secrets in place; no later test converges.
+every daemon on the new secrets, and the Site working, and the run after it changes nothing.
+Runs after test_partition_change.py and leaves the rotated secrets in place; no later test
+converges.
 """
 
 import hashlib
@@ -137,6 +138,12 @@ def test_the_next_run_restarts_every_daemon_left_behind_and_ends_green(host, rot
     assert time.mktime(time.strptime(configured.split(" as of ")[1], "%Y-%m-%dT%H:%M:%S")) >= int(killed_at) - 1
     minutes = rotated["icarus_hpc_slurm_staging_time_minutes"]
     assert f"MaxTime=00:{minutes:02d}:00" in host.run("scontrol -o show partition staging").stdout
+
+
+def test_the_run_after_the_rotation_changes_nothing(rotated):
+    again = run_playbook("converge.yml", extra_vars=rotated)
+    changed = dict(re.findall(r"^(\S+)\s+: ok=\d+\s+changed=(\d+)", again, re.MULTILINE))
+    assert changed and set(changed.values()) == {"0"}, again[-3000:]
 
 
 def test_every_node_holds_the_new_munge_key_and_trusts_the_others(host, rotated):
