@@ -29,7 +29,6 @@ class ChangedFile:
 @dataclass(frozen=True)
 class Freshness:
     running: bool
-    applied_at: float | None
     changed_since: tuple[ChangedFile, ...]
 
     @property
@@ -95,7 +94,7 @@ def files_modified_at(paths: list[str]) -> list[ChangedFile]:
 def freshness(started_at: float | None, recorded_at: float | None, files: list[ChangedFile]) -> Freshness:
     """Files modified after the unit last took its files in; none when the unit does not run."""
     if started_at is None:
-        return Freshness(running=False, applied_at=None, changed_since=())
+        return Freshness(running=False, changed_since=())
     applied_at = max(started_at, recorded_at or started_at)
     newer = tuple(changed for changed in files if changed.modified_at > applied_at)
-    return Freshness(running=True, applied_at=applied_at, changed_since=newer)
+    return Freshness(running=True, changed_since=newer)

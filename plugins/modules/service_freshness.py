@@ -40,7 +40,7 @@ options:
   paths:
     description:
       - The files the unit reads when it starts or reloads. A file that does not exist is skipped.
-      - Needed with O(state=current).
+      - Used with O(state=current).
     type: list
     elements: path
     default: []
@@ -149,7 +149,6 @@ def main() -> None:
             "unit_definition": {"type": "bool", "default": False},
             "state": {"type": "str", "choices": ["current", "applied"], "default": "current"},
         },
-        required_if=[("state", "current", ["paths"])],
         supports_check_mode=True,
     )
     systemctl = module.get_bin_path("systemctl", required=True)
