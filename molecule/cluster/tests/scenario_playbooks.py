@@ -9,6 +9,11 @@ from pathlib import Path
 
 SCENARIO = Path(__file__).resolve().parents[1]
 PROJECT = SCENARIO.parents[1]
+# The scenarios' shared helpers for runs killed half-way live in tests/fixtures.
+sys.path.insert(0, str(PROJECT / "tests" / "fixtures"))
+import interrupted_runs  # noqa: E402
+
+started_before_change = interrupted_runs.started_before_change
 
 
 def run_playbook(playbook, *options, extra_vars=None, as_json=False, succeed=True, interrupt_after=None):
@@ -38,8 +43,7 @@ def run_ansible_playbook(command, as_json, succeed, interrupt_after):
     if as_json:
         environment["ANSIBLE_STDOUT_CALLBACK"] = "ansible.posix.json"
     if interrupt_after is not None:
-        environment.update(ANSIBLE_CALLBACK_PLUGINS=str(PROJECT / "tests" / "fixtures" / "interrupt"),
-                           ANSIBLE_CALLBACKS_ENABLED="interrupt_after", PHAROS_INTERRUPT_AFTER=interrupt_after)
+        environment.update(interrupted_runs.interrupting_environment(interrupt_after))
         succeed = False
     result = subprocess.run(command, cwd=PROJECT, env=environment, capture_output=True,
                             text=True, timeout=600, check=False)

@@ -14,39 +14,20 @@ import hashlib
 import os
 import re
 import secrets
-import shlex
 import time
 
 import pytest
 import testinfra
 from member_tokens import exchange, load_issuer_key, member_token, put_root_only, submit, wait_for_end
-from scenario_playbooks import run_playbook
+from scenario_playbooks import run_playbook, started_before_change
 
 testinfra_hosts = ["ansible://pharos-cluster-login"]
 
 NODES = ["pharos-cluster-login", "pharos-cluster-compute", "pharos-cluster-staging"]
 ACCOUNT = "pharos_a_test"
 
-# Whether a unit's main process started before a file last changed, from systemd's monotonic
-# start time (microseconds) and the file's mtime (nanoseconds).
-STARTED_BEFORE = r"""
-import os, subprocess, sys, time
-unit, path = sys.argv[1], sys.argv[2]
-shown = subprocess.run(["systemctl", "show", "-P", "ExecMainStartTimestampMonotonic", unit],
-                       capture_output=True, text=True, check=True).stdout.strip()
-started = time.time() - (time.monotonic() - int(shown) / 1e6)
-print("before" if os.stat(path).st_mtime > started else "after")
-"""
-
-
 def node(name):
     return testinfra.get_host(f"ansible://{name}", ansible_inventory=os.environ["MOLECULE_INVENTORY_FILE"])
-
-
-def started_before_change(host, unit, path):
-    result = host.run(f"python3 -c {shlex.quote(STARTED_BEFORE)} {unit} {path}")
-    assert result.rc == 0, result.stderr
-    return result.stdout.strip() == "before"
 
 
 def sha256_of(host, path):

@@ -10,6 +10,11 @@ import httpx
 
 SCENARIO = Path(__file__).resolve().parents[1]
 PROJECT = SCENARIO.parents[1]
+# The scenarios' shared helpers for runs killed half-way live in tests/fixtures.
+sys.path.insert(0, str(PROJECT / "tests" / "fixtures"))
+import interrupted_runs  # noqa: E402
+
+started_before_change = interrupted_runs.started_before_change
 EPHEMERAL = Path(os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY", "/nonexistent"))
 RELEASES = EPHEMERAL / "releases"
 SITE_ENV = EPHEMERAL / "site.env"
@@ -38,8 +43,7 @@ def run_playbook(playbook, *options, extra_vars=None, as_json=False, succeed=Tru
     if as_json:
         environment["ANSIBLE_STDOUT_CALLBACK"] = "ansible.posix.json"
     if interrupt_after is not None:
-        environment.update(ANSIBLE_CALLBACK_PLUGINS=str(PROJECT / "tests" / "fixtures" / "interrupt"),
-                           ANSIBLE_CALLBACKS_ENABLED="interrupt_after", PHAROS_INTERRUPT_AFTER=interrupt_after)
+        environment.update(interrupted_runs.interrupting_environment(interrupt_after))
         succeed = False
     result = subprocess.run(command, cwd=PROJECT, env=environment, capture_output=True, text=True, timeout=900,
                             check=False)

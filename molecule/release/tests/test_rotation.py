@@ -9,7 +9,7 @@ import json
 import time
 
 import pytest
-from scenario import ALL_UNITS, SIMULATOR, run_playbook
+from scenario import ALL_UNITS, SIMULATOR, run_playbook, started_before_change
 
 testinfra_hosts = ["ansible://login"]
 ROTATED_DIRECTORY = "/root/pharos-tokens-next"
@@ -17,24 +17,6 @@ ROTATED_DIRECTORY = "/root/pharos-tokens-next"
 # What each agent reads at start, which release.yml writes.
 AGENT_FILES = {"pharos-ssh-access-agent.service": "/etc/pharos-hpc/ssh-access.env",
                "waldur-site-agent@order_process.service": "/etc/pharos-hpc/site-agent.env"}
-
-# Whether a unit's main process started before a file last changed (systemd's monotonic start,
-# in microseconds, against the file's mtime).
-STARTED_BEFORE = r"""
-import os, subprocess, sys, time
-unit, path = sys.argv[1], sys.argv[2]
-shown = subprocess.run(["systemctl", "show", "-P", "ExecMainStartTimestampMonotonic", unit],
-                       capture_output=True, text=True, check=True).stdout.strip()
-started = time.time() - (time.monotonic() - int(shown) / 1e6)
-print("before" if os.stat(path).st_mtime > started else "after")
-"""
-
-
-def started_before_change(host, unit, path):
-    result = host.run("python3 -c '%s' %s %s" % (STARTED_BEFORE, unit, path))
-    assert result.rc == 0, result.stderr
-    return result.stdout.strip() == "before"
-
 
 def agent_events(host, mode, since):
     """The Site agent mode's log events (JSON) since the epoch second given."""
