@@ -17,10 +17,10 @@ AS_ROOT := $(if $(filter 0,$(shell id -u)),,sudo)
 
 # Molecule scenarios, in the order `make test` runs them, one at a time. The journey and the
 # directory spend most of their time waiting (the agents' cycles, SSSD's cache, sshd's penalty
-# for failed logins), so they run beside them, one after the other, and the scratch scenario
-# after those two: the three together take about as long as the others.
+# for failed logins), so they run beside them, one after the other, and the scratch and adopt
+# scenarios after those two: the four together take about as long as the others.
 SCENARIOS := default cluster release
-BESIDE := journey directory scratch
+BESIDE := journey directory scratch adopt
 
 .PHONY: help lab lab-down test setup venv tools engine unit static lint sanity molecule clean
 

@@ -14,6 +14,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import base64
+
 from ansible.errors import AnsibleFilterError
 
 
@@ -99,6 +101,30 @@ def ldif_entry(text):
     return entry
 
 
+def ldif_entries(text):
+    """``[{"dn": ..., name: [values]}]`` of ldapsearch's unwrapped LDIF output (-o ldif-wrap=no)."""
+    entries = []
+    for block in text.strip().split("\n\n"):
+        entry = {}
+        for line in block.splitlines():
+            if not line.strip() or line.startswith("#"):
+                continue
+            name, _colon, value = line.partition(":")
+            if value.startswith(":"):
+                value = base64.b64decode(value[1:].strip()).decode("utf-8")
+            if name.lower() == "dn":
+                entry["dn"] = value.strip()
+            else:
+                entry.setdefault(name, []).append(value.strip())
+        if entry:
+            entries.append(entry)
+    return entries
+
+
 class FilterModule(object):
     def filters(self):
-        return {"integer_range_regex": integer_range_regex, "ldif_entry": ldif_entry}
+        return {
+            "integer_range_regex": integer_range_regex,
+            "ldif_entry": ldif_entry,
+            "ldif_entries": ldif_entries,
+        }

@@ -62,3 +62,17 @@ def test_the_openssh_lpk_ldif_of_the_role_parses_into_one_schema_entry(project):
 def test_ldif_the_filter_cannot_read_is_refused(text):
     with pytest.raises(AnsibleFilterError):
         ldap_values.ldif_entry(text)
+
+
+def test_ldapsearch_output_becomes_one_mapping_per_entry_with_value_lists():
+    output = ("dn: olcDatabase={1}mdb,cn=config\nolcDbDirectory: /var/lib/ldap\nolcSuffix: dc=example\n\n"
+              "dn: olcDatabase={2}mdb,cn=config\nolcSuffix:: ZGM9cGhhcm9zLGRjPWxhYg==\n"
+              "olcDbIndex: uid eq\nolcDbIndex: cn eq\n\n")
+    assert ldap_values.ldif_entries(output) == [
+        {"dn": "olcDatabase={1}mdb,cn=config", "olcDbDirectory": ["/var/lib/ldap"], "olcSuffix": ["dc=example"]},
+        {"dn": "olcDatabase={2}mdb,cn=config", "olcSuffix": ["dc=pharos,dc=lab"], "olcDbIndex": ["uid eq", "cn eq"]},
+    ]
+
+
+def test_no_output_is_no_entry():
+    assert ldap_values.ldif_entries("") == []

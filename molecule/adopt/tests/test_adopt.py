@@ -1,0 +1,181 @@
+"""site.yml in adopt mode on a cluster that Pharos did not make (prepare.yml builds it). It
+first refuses the Site as it was, naming each setting to change; once the administrator has
+changed them it writes only Pharos's parts: every file the Site owned is byte-identical, the
+Site's job runs on, its user still logs in and submits, and Pharos's staging partition, Prologs,
+associations and directory work beside them."""
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from adopt_playbooks import changed_results, run_site
+from site_state import DTN, LOGIN, NODE, SITE_FILES, on, state
+
+testinfra_hosts = [f"docker://{LOGIN}"]
+
+EPHEMERAL = Path(os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY", "/nonexistent"))
+ADDRESSES = {LOGIN: "172.30.213.10"}
+MEMBER, ALLOCATION = "pharosalice", "pharos_a_test"
+SUFFIX = "dc=pharos,dc=lab"
+
+
+def recorded(name):
+    return json.loads((EPHEMERAL / name).read_text(encoding="utf-8"))
+
+
+def recap(output):
+    """{host: {"changed": n, "failed": n, ...}} from the PLAY RECAP."""
+    counts = {}
+    for host, fields in re.findall(r"^(\S+)\s+: (ok=.*)$", output, re.MULTILINE):
+        counts[host] = {key: int(value) for key, value in re.findall(r"(\w+)=(\d+)", fields)}
+    return counts
+
+
+def ssh(user, key, command):
+    return subprocess.run(
+        ["ssh", "-n", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+         "-o", "ConnectTimeout=10", "-i", str(key), f"{user}@{ADDRESSES[LOGIN]}", command],
+        capture_output=True, text=True, timeout=120, check=False)
+
+
+def failures(output):
+    """{host: message} of each failed task in the output (one line of JSON a result)."""
+    return {host: json.loads(result)["msg"]
+            for host, result in re.findall(r"^fatal: \[(\S+)\]: FAILED! => (\{.*\})$", output, re.MULTILINE)}
+
+
+def test_the_run_on_the_site_as_it_was_named_each_setting_to_change_and_changed_nothing():
+    log = (EPHEMERAL / "refused.log").read_text(encoding="utf-8")
+    assert not log.startswith("rc=0"), log[-3000:]
+    messages = failures(log)
+    assert set(messages) == {LOGIN, NODE, DTN}, log[-3000:]
+    for host, message in messages.items():
+        assert message.startswith(f"Adopt mode stopped before any change on {host};"), message
+        assert re.search(r"/etc/slurm/slurm.conf line \d+: AccountingStorageEnforce=associations; .* "
+                         r"Change the line to 'AccountingStorageEnforce=associations,limits,qos'\.", message)
+        assert "/etc/slurm/slurm.conf: no PriorityDecayHalfLife line (the default is 7-0)" in message
+        assert "/etc/slurm/slurm.conf: no PriorityCalcPeriod line (the default is 5)" in message
+        assert "/etc/slurm/slurm.conf: no 'Include /etc/slurm/pharos.conf' line" in message
+        assert "PriorityType" not in message and "PriorityUsageResetPeriod" not in message
+    for host in (NODE, DTN):
+        for database in ("passwd", "group"):
+            assert re.search(rf"/etc/nsswitch.conf on {host} line \d+: the {database} line does not list "
+                             rf"extrausers.* '{database}: files extrausers sss'\.", messages[host]), messages[host]
+    assert re.search(r"/etc/sssd/sssd.conf on \S+ line 3: the \[sssd\] services line lists nss, pam; .* "
+                     r"Change the line to 'services = nss, pam, ssh'\.", messages[LOGIN]), messages[LOGIN]
+    assert "nsswitch" not in messages[LOGIN]
+    assert recorded("state-after-refusal.json") == recorded("state-before-refusal.json")
+
+
+def test_check_diff_before_the_first_converge_shows_only_pharos_parts():
+    run = recorded("check.json")
+    assert run["rc"] == 0, run["result"]["stats"]
+    changes = list(changed_results(run["result"]))
+    assert {host for _task, host, _result in changes} == {LOGIN, NODE, DTN}
+    # Every path a change names (its file, its diff's headers, its items) is one of Pharos's.
+    named = {path for _task, _host, result in changes for path in re.findall(r'"(/[^"\s]+)"', json.dumps(result))}
+    site_owned = {path for paths in SITE_FILES.values() for path in paths}
+    assert named and not named & site_owned, named & site_owned
+    assert {"/etc/slurm/pharos.conf", "/etc/ssh/sshd_config.d/50-pharos-members.conf"} <= named, named
+    # SSSD's file holds a password: its task shows no path, only that it changes.
+    assert ("pharos.hpc.sssd : Configure SSSD to read members and keys from the directory", LOGIN) in {
+        (task, host) for task, host, _result in changes}
+
+
+def test_every_file_the_site_owned_and_its_accounts_entries_and_rules_are_unchanged():
+    before, after = recorded("state-before.json"), state()
+    assert after["files"] == before["files"]
+    assert after["accounts"] == before["accounts"]
+    assert after["entries"] == before["entries"]
+    assert after["rules"] == before["rules"]
+
+
+def test_the_sites_job_still_runs():
+    job = (EPHEMERAL / "site_job").read_text(encoding="utf-8").strip()
+    assert on(LOGIN, f"squeue -h -j {job} -o '%T %u %P'").split() == ["RUNNING", "alice", "batch"]
+
+
+def test_the_sites_user_logs_in_with_authorized_keys_and_runs_a_job_on_batch():
+    login = ssh("alice", EPHEMERAL / "alice_key", "srun -A physics -p batch --mem=50 -t 1 sh -c 'id -un; hostname'")
+    assert login.returncode == 0, login.stderr
+    assert login.stdout.split() == ["alice", NODE]
+
+
+def test_slurm_runs_the_pharos_prologs_and_the_staging_partition_from_pharos_own_file():
+    config = on(LOGIN, "scontrol show config")
+    assert re.search(r"^Prolog\[0\]\s+= /etc/slurm/pharos-job-identity-prolog.sh$", config, re.MULTILINE)
+    assert re.search(r"^Prolog\[1\]\s+= /etc/slurm/pharos-scratch-prolog.sh$", config, re.MULTILINE)
+    assert re.search(r"^AuthAltTypes\s+= auth/jwt$", config, re.MULTILINE)
+    partition = on(LOGIN, "scontrol -o show partition staging")
+    assert f"Nodes={DTN}" in partition and "MaxNodes=1" in partition
+
+
+def test_a_member_job_on_staging_runs_as_the_member_and_gets_a_scratch_root():
+    job = on(LOGIN, f"runuser -u {MEMBER} -- srun -A {ALLOCATION} -p staging -t 1 sh -c 'id -un; hostname'")
+    assert job.split() == [MEMBER, DTN]
+    assert on(DTN, f"stat -c '%U %a' /scratch/pharos/{MEMBER}").split()[0] == MEMBER
+
+
+def test_the_pharos_tree_lives_under_the_sites_cluster_beside_its_accounts():
+    tree = on(LOGIN, "sacctmgr --noheader --parsable2 show associations format=cluster,account,user,parentname")
+    assert f"site|{ALLOCATION}|{MEMBER}|" in tree.splitlines() or f"site|{ALLOCATION}|{MEMBER}|{ALLOCATION}" in tree
+    assert "site|pharos||root" in tree.splitlines()
+    assert "site|physics|alice|" in tree
+
+
+def test_the_pharos_suffix_is_a_database_of_its_own_beside_the_sites():
+    databases = on(LOGIN, "ldapsearch -LLL -Q -o ldif-wrap=no -Y EXTERNAL -H ldapi:/// -b cn=config "
+                          "'(objectClass=olcMdbConfig)' olcSuffix olcDbDirectory")
+    assert "olcDbDirectory: /var/lib/ldap\nolcSuffix: dc=example\n" in databases
+    assert f"olcDbDirectory: /var/lib/ldap/pharos\nolcSuffix: {SUFFIX}\n" in databases
+
+
+def test_a_member_logs_in_with_a_directory_key_through_the_pharos_sssd_domain(tmp_path):
+    key = tmp_path / "member_key"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    public = (tmp_path / "member_key.pub").read_text(encoding="utf-8").strip()
+    people, groups = f"ou=people,ou=pharos,{SUFFIX}", f"ou=groups,ou=pharos,{SUFFIX}"
+    given = (f"dn: uid={MEMBER},{people}\nchangetype: modify\nadd: objectClass\nobjectClass: ldapPublicKey\n-\n"
+             f"add: sshPublicKey\nsshPublicKey: {public}\n\n"
+             f"dn: cn=pharos-members,{groups}\nchangetype: modify\nadd: memberUid\nmemberUid: {MEMBER}\n")
+    taken_back = (f"dn: uid={MEMBER},{people}\nchangetype: modify\ndelete: sshPublicKey\n-\n"
+                  f"delete: objectClass\nobjectClass: ldapPublicKey\n\n"
+                  f"dn: cn=pharos-members,{groups}\nchangetype: modify\ndelete: memberUid\nmemberUid: {MEMBER}\n")
+    # As the directory's administrator (root over ldapi), in place of the agents' cycles.
+    on(LOGIN, f"ldapmodify -Q -Y EXTERNAL -H ldapi:/// <<'LDIF'\n{given}LDIF")
+    try:
+        on(LOGIN, "sss_cache -E")
+        login = ssh(MEMBER, key, "id -un")
+        assert login.returncode == 0 and login.stdout.strip() == MEMBER, login.stderr
+    finally:
+        on(LOGIN, f"ldapmodify -Q -Y EXTERNAL -H ldapi:/// <<'LDIF'\n{taken_back}LDIF\nsss_cache -E")
+
+
+def test_check_diff_after_the_converge_changes_nothing():
+    code, output = run_site("--check", "--diff")
+    assert code == 0, output[-3000:]
+    assert all(counts["changed"] == 0 for counts in recap(output).values()), recap(output)
+
+
+@pytest.fixture
+def site_partition_named_staging():
+    original = on(LOGIN, "cat /etc/slurm/slurm.conf")
+    on(LOGIN, f"echo 'PartitionName=staging Nodes={NODE} State=UP' >> /etc/slurm/slurm.conf")
+    yield len(original.splitlines()) + 1
+    subprocess.run(["docker", "exec", "-i", LOGIN, "sh", "-c", "cat > /etc/slurm/slurm.conf"],
+                   input=original, text=True, check=True)
+
+
+def test_a_site_partition_named_like_the_staging_partition_stops_the_run_before_any_change(
+        site_partition_named_staging):
+    before = state()
+    code, output = run_site()
+    assert code != 0
+    assert (f"/etc/slurm/slurm.conf line {site_partition_named_staging}: the Site already defines a "
+            "partition named staging") in output, output[-3000:]
+    assert state() == before
+    assert not re.search(r"^changed: ", output, re.MULTILINE)

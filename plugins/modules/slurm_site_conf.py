@@ -1,0 +1,143 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: Pharos HPC engineering
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: slurm_site_conf
+short_description: Check a Site's own slurm.conf before Pharos joins it (adopt mode)
+version_added: 0.1.0
+description:
+  - In adopt mode the Site owns C(slurm.conf), and Pharos writes one file of its own that
+    C(slurm.conf) takes in with C(Include). This module reads C(slurm.conf) and every file it includes,
+    as Slurm does, and changes nothing.
+  - It reports the preconditions that do not hold, the Site's settings that Pharos needs and never
+    changes, and the conflicts, Site lines that already mean something else for what Pharos would
+    write. Each finding names the file, the line and the fix.
+  - It also returns the Site's cluster name and the HS256 key its slurmctld already trusts, if any.
+  - See C(docs/production.md), "Joining a cluster that runs already".
+author: Pharos HPC engineering (@pharos-ai-factory)
+attributes:
+  check_mode:
+    support: full
+    description: It reads only.
+  diff_mode:
+    support: none
+    description: It changes nothing.
+options:
+  path:
+    description: The Site's C(slurm.conf).
+    type: path
+    default: /etc/slurm/slurm.conf
+  include:
+    description:
+      - Pharos's own file, which C(slurm.conf) must include. Its lines are Pharos's and are not
+        checked.
+    type: path
+    default: /etc/slurm/pharos.conf
+  staging_partition:
+    description: The name of Pharos's staging partition; a Site partition of that name is a conflict.
+    type: str
+    required: true
+  staging_nodes:
+    description: The Slurm names of the staging nodes, which the Site's C(NodeName) lines must define.
+    type: list
+    elements: str
+    default: []
+  prologs:
+    description:
+      - The paths of Pharos's Prologs. A Site C(Prolog) at one of these paths is a conflict; other
+        Site Prologs stay, as Slurm 24.11 runs every C(Prolog) line in turn.
+    type: list
+    elements: path
+    default: []
+requirements:
+  - Slurm 24.11 or later on the Site, for a list of Prologs.
+"""
+
+EXAMPLES = r"""
+- name: Check the Site's slurm.conf
+  pharos.hpc.slurm_site_conf:
+    staging_partition: staging
+    staging_nodes: [dtn01]
+    prologs: [/etc/slurm/pharos-scratch-prolog.sh]
+  register: site_slurm
+
+- name: Stop on a conflict or a precondition that does not hold
+  ansible.builtin.fail:
+    msg: "{{ (site_slurm.conflicts + site_slurm.unmet) | join(' ') }}"
+  when: site_slurm.conflicts or site_slurm.unmet
+"""
+
+RETURN = r"""
+cluster_name:
+  description: The Site's C(ClusterName), in lower case as slurmdbd keeps it.
+  returned: always
+  type: str
+jwt_key_path:
+  description: The HS256 key the Site's slurmctld already trusts, or null when it takes no JWT.
+  returned: always
+  type: str
+unmet:
+  description: Each precondition that does not hold, with its file, line and fix.
+  returned: always
+  type: list
+  elements: str
+conflicts:
+  description: Each Site line that conflicts with what Pharos would write, with its file, line and fix.
+  returned: always
+  type: list
+  elements: str
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.pharos.hpc.plugins.module_utils.slurm_conf import (
+    AdoptWants,
+    SlurmConfError,
+    conflicts,
+    jwt_key_path,
+    preconditions,
+    read,
+)
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            path=dict(type="path", default="/etc/slurm/slurm.conf"),
+            include=dict(type="path", default="/etc/slurm/pharos.conf"),
+            staging_partition=dict(type="str", required=True),
+            staging_nodes=dict(type="list", elements="str", default=[]),
+            prologs=dict(type="list", elements="path", default=[]),
+        ),
+        supports_check_mode=True,
+    )
+    params = module.params
+    wants = AdoptWants(
+        include=params["include"],
+        staging_partition=params["staging_partition"],
+        staging_nodes=tuple(params["staging_nodes"]),
+        prologs=tuple(params["prologs"]),
+    )
+    try:
+        conf = read(params["path"], skip=(wants.include,))
+    except SlurmConfError as error:
+        module.fail_json(msg=f"{error}. Adopt mode joins a cluster whose slurm.conf exists and reads.")
+    name = conf.last("ClusterName")
+    if name is None:
+        module.fail_json(msg=f"{params['path']} has no ClusterName line: Slurm needs one, and "
+                             "Pharos's associations go under that cluster.")
+    module.exit_json(
+        changed=False,
+        cluster_name=name.value.lower(),
+        jwt_key_path=jwt_key_path(conf),
+        unmet=[str(finding) for finding in preconditions(conf, params["path"], wants)],
+        conflicts=[str(finding) for finding in conflicts(conf, wants)],
+    )
+
+
+if __name__ == "__main__":
+    main()
