@@ -161,21 +161,32 @@ def test_check_diff_after_the_converge_changes_nothing():
     assert all(counts["changed"] == 0 for counts in recap(output).values()), recap(output)
 
 
-@pytest.fixture
-def site_partition_named_staging():
-    original = on(LOGIN, "cat /etc/slurm/slurm.conf")
-    on(LOGIN, f"echo 'PartitionName=staging Nodes={NODE} State=UP' >> /etc/slurm/slurm.conf")
-    yield len(original.splitlines()) + 1
-    subprocess.run(["docker", "exec", "-i", LOGIN, "sh", "-c", "cat > /etc/slurm/slurm.conf"],
+CONFLICTS = {
+    "a partition named like the staging partition": (
+        "/etc/slurm/slurm.conf", f"PartitionName=staging Nodes={NODE} State=UP",
+        "/etc/slurm/slurm.conf line {line}: the Site already defines a partition named staging"),
+    "an SSSD domain named pharos": (
+        "/etc/sssd/sssd.conf", "[domain/pharos]\nid_provider = files",
+        "/etc/sssd/sssd.conf has a [domain/pharos] section already"),
+}
+
+
+@pytest.fixture(params=sorted(CONFLICTS))
+def site_conflict(request):
+    """A Site line that means something else for what Pharos writes, on the login node; the
+    file's own bytes come back afterwards."""
+    path, added, message = CONFLICTS[request.param]
+    original = on(LOGIN, f"cat {path}")
+    on(LOGIN, f"printf '%s\\n' '{added}' >> {path}")
+    yield message.format(line=len(original.splitlines()) + 1)
+    subprocess.run(["docker", "exec", "-i", LOGIN, "sh", "-c", f"cat > {path}"],
                    input=original, text=True, check=True)
 
 
-def test_a_site_partition_named_like_the_staging_partition_stops_the_run_before_any_change(
-        site_partition_named_staging):
+def test_a_site_line_that_conflicts_with_pharos_stops_the_run_before_any_change(site_conflict):
     before = state()
     code, output = run_site()
     assert code != 0
-    assert (f"/etc/slurm/slurm.conf line {site_partition_named_staging}: the Site already defines a "
-            "partition named staging") in output, output[-3000:]
+    assert site_conflict in failures(output).get(LOGIN, ""), output[-3000:]
     assert state() == before
     assert not re.search(r"^changed: ", output, re.MULTILINE)
