@@ -17,7 +17,7 @@ description:
     changes, and the conflicts, Site lines that already mean something else for what Pharos would
     write. Each finding names the file, the line and the fix.
   - It also returns the Site's cluster name and the HS256 key its slurmctld already trusts, if any.
-  - See C(docs/production.md), "Joining a cluster that runs already".
+  - See C(docs/production.md), "Full or adopt".
 author: Pharos HPC engineering (@pharos-ai-factory)
 attributes:
   check_mode:
