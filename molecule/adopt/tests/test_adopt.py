@@ -134,6 +134,13 @@ def test_the_pharos_suffix_is_a_database_of_its_own_beside_the_sites():
     assert f"olcDbDirectory: /var/lib/ldap/pharos\nolcSuffix: {SUFFIX}\n" in databases
 
 
+def test_the_sites_own_key_schema_serves_pharos_and_no_second_copy_is_loaded():
+    holders = on(LOGIN, "ldapsearch -LLL -Q -o ldif-wrap=no -Y EXTERNAL -H ldapi:/// -s one "
+                        "-b cn=schema,cn=config '(olcAttributeTypes=*sshPublicKey*)' 1.1")
+    found = re.findall(r"^dn: (.*)$", holders, re.MULTILINE)
+    assert len(found) == 1 and re.fullmatch(r"cn=\{\d+\}site-openssh-lpk,cn=schema,cn=config", found[0]), found
+
+
 def test_a_member_logs_in_with_a_directory_key_through_the_pharos_sssd_domain(tmp_path):
     key = tmp_path / "member_key"
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
