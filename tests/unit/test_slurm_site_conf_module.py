@@ -1,0 +1,66 @@
+"""The slurm_site_conf module on a Site's slurm.conf: it reads, reports and changes nothing."""
+
+import contextlib
+import io
+import json
+
+import pytest
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.pharos.hpc.plugins.modules import slurm_site_conf
+
+SITE = """\
+ClusterName=Icarus
+AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageEnforce=associations,limits
+PriorityDecayHalfLife=0
+PriorityCalcPeriod=1
+NodeName=dtn01 CPUs=8
+Include {include}
+"""
+
+
+def run(arguments, check_mode=False):
+    output = io.StringIO()
+    with patch_module_args(dict(arguments, _ansible_check_mode=check_mode)), \
+            contextlib.redirect_stdout(output), pytest.raises(SystemExit):
+        slurm_site_conf.main()
+    return json.loads(output.getvalue())
+
+
+@pytest.fixture
+def site(tmp_path):
+    include = tmp_path / "pharos.conf"
+    include.write_text("PartitionName=staging Nodes=dtn01\n")
+    path = tmp_path / "slurm.conf"
+    path.write_text(SITE.format(include=include))
+    return {"path": str(path), "include": str(include), "staging_partition": "staging",
+            "staging_nodes": ["dtn01"]}
+
+
+def test_a_ready_site_reports_its_cluster_in_lower_case_and_nothing_to_change(site):
+    result = run(site, check_mode=True)
+    assert (result["changed"], result["cluster_name"], result["jwt_key_path"]) == (False, "icarus", None)
+    assert (result["unmet"], result["conflicts"]) == ([], [])
+
+
+def test_each_finding_is_a_sentence_with_its_file_and_line(site):
+    with open(site["path"], "a", encoding="utf-8") as handle:
+        handle.write("PartitionName=staging Nodes=dtn01\nPriorityCalcPeriod=5\n")
+    result = run(site)
+    assert result["conflicts"] == [
+        f"{site['path']} line 8: the Site already defines a partition named staging, the name of "
+        "Pharos's staging partition. Rename one of the two (slurm_staging_partition names Pharos's)."]
+    assert len(result["unmet"]) == 1 and result["unmet"][0].startswith(f"{site['path']} line 9: PriorityCalcPeriod=5;")
+
+
+def test_a_slurm_conf_without_cluster_name_fails_naming_the_rule(site):
+    with open(site["path"], "w", encoding="utf-8") as handle:
+        handle.write("SlurmctldHost=login01\n")
+    result = run(site)
+    assert result["failed"] and "has no ClusterName line" in result["msg"]
+
+
+def test_a_missing_slurm_conf_fails_naming_it(tmp_path):
+    result = run({"path": str(tmp_path / "slurm.conf"), "staging_partition": "staging"})
+    assert result["failed"] and f"cannot read {tmp_path}/slurm.conf" in result["msg"]
