@@ -168,32 +168,36 @@ def test_check_diff_after_the_converge_changes_nothing():
     assert all(counts["changed"] == 0 for counts in recap(output).values()), recap(output)
 
 
-CONFLICTS = {
-    "a partition named like the staging partition": (
-        "/etc/slurm/slurm.conf", f"PartitionName=staging Nodes={NODE} State=UP",
-        "/etc/slurm/slurm.conf line {line}: the Site already defines a partition named staging"),
-    "an SSSD domain named pharos": (
-        "/etc/sssd/sssd.conf", "[domain/pharos]\nid_provider = files",
-        "/etc/sssd/sssd.conf has a [domain/pharos] section already"),
-}
+# Site lines that mean something else for what Pharos writes, on the login node, added together
+# so that one run shows both named.
+CONFLICTS = [
+    ("/etc/slurm/slurm.conf", f"PartitionName=staging Nodes={NODE} State=UP",
+     "/etc/slurm/slurm.conf line {line}: the Site already defines a partition named staging"),
+    ("/etc/sssd/sssd.conf", "[domain/pharos]\nid_provider = files",
+     "/etc/sssd/sssd.conf has a [domain/pharos] section already"),
+]
 
 
-@pytest.fixture(params=sorted(CONFLICTS))
-def site_conflict(request):
-    """A Site line that means something else for what Pharos writes, on the login node; the
-    file's own bytes come back afterwards."""
-    path, added, message = CONFLICTS[request.param]
-    original = on(LOGIN, f"cat {path}")
-    on(LOGIN, f"printf '%s\\n' '{added}' >> {path}")
-    yield message.format(line=len(original.splitlines()) + 1)
-    subprocess.run(["docker", "exec", "-i", LOGIN, "sh", "-c", f"cat > {path}"],
-                   input=original, text=True, check=True)
+@pytest.fixture
+def site_conflicts():
+    """Adds the conflicting lines; each file's own bytes come back afterwards."""
+    originals, messages = {}, []
+    for path, added, message in CONFLICTS:
+        originals[path] = on(LOGIN, f"cat {path}")
+        on(LOGIN, f"printf '%s\\n' '{added}' >> {path}")
+        messages.append(message.format(line=len(originals[path].splitlines()) + 1))
+    yield messages
+    for path, original in originals.items():
+        subprocess.run(["docker", "exec", "-i", LOGIN, "sh", "-c", f"cat > {path}"],
+                       input=original, text=True, check=True)
 
 
-def test_a_site_line_that_conflicts_with_pharos_stops_the_run_before_any_change(site_conflict):
+def test_site_lines_that_conflict_with_pharos_stop_the_run_before_any_change(site_conflicts):
     before = state()
     code, output = run_site()
     assert code != 0
-    assert site_conflict in failures(output).get(LOGIN, ""), output[-3000:]
+    message = failures(output).get(LOGIN, "")
+    for conflict in site_conflicts:
+        assert conflict in message, output[-3000:]
     assert state() == before
     assert not re.search(r"^changed: ", output, re.MULTILINE)
