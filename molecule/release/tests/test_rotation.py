@@ -24,6 +24,17 @@ def agent_events(host, mode, since):
     return [json.loads(line)["event"] for line in lines.splitlines() if line.startswith("{")]
 
 
+def agent_event(host, mode, since, event, timeout=120):
+    """The mode's events once it has logged the one awaited, or after the timeout: a restarted
+    agent logs its first cycle some seconds after systemd reports it active."""
+    deadline = time.monotonic() + timeout
+    events = agent_events(host, mode, since)
+    while event not in events and time.monotonic() < deadline:
+        time.sleep(2)
+        events = agent_events(host, mode, since)
+    return events
+
+
 def test_a_release_run_killed_after_the_agents_files_changed_is_finished_by_the_next(host):
     for path in AGENT_FILES.values():
         assert host.run("echo '# changed by hand' >> %s" % path).rc == 0
@@ -63,10 +74,11 @@ def test_new_agent_tokens_are_taken_with_one_run_and_the_agents_poll_with_them(h
     for mode in ("order_process", "membership_sync", "report"):
         unit = "waldur-site-agent@%s.service" % mode
         assert not started_before_change(host, unit, credential), unit
-        events = agent_events(host, mode, since)
         # Waldur names the token's own user: the agent runs as the new token's owner.
+        events = agent_event(host, mode, since, "Current user username: site-agent-next")
         assert "Current user username: site-agent-next" in events, (mode, events[-20:])
-    assert "There are no pending or executing orders" in agent_events(host, "order_process", since)
+    polled = agent_event(host, "order_process", since, "There are no pending or executing orders")
+    assert "There are no pending or executing orders" in polled, polled[-20:]
 
     bearer = "/etc/pharos-hpc/secrets/ssh-access-site-token"
     assert host.file(bearer).sha256sum == host.file(rotated_token_directory + "/ssh-access-site-token").sha256sum
