@@ -15,8 +15,6 @@ import pytest
 from adopt_playbooks import changed_results, run_site
 from site_state import DTN, LOGIN, NODE, SITE_FILES, on, state
 
-testinfra_hosts = [f"docker://{LOGIN}"]
-
 EPHEMERAL = Path(os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY", "/nonexistent"))
 ADDRESSES = {LOGIN: "172.30.213.10"}
 MEMBER, ALLOCATION = "pharosalice", "pharos_a_test"
