@@ -1,22 +1,9 @@
 """The pharos_release_info module: what is installed and active, read without a single write."""
 
-import contextlib
-import io
-import json
-
-import pytest
-from ansible.module_utils.testing import patch_module_args
+from module_runner import run_module as run
 from release_host_support import RecordingSystemd, install_release, tree
 
 from ansible_collections.pharos.hpc.plugins.modules import pharos_release, pharos_release_info
-
-
-def run(module, arguments):
-    output = io.StringIO()
-    with patch_module_args(dict(arguments, _ansible_check_mode=False)), \
-            contextlib.redirect_stdout(output), pytest.raises(SystemExit):
-        module.main()
-    return json.loads(output.getvalue())
 
 
 def test_an_installed_release_that_was_never_activated_is_listed_and_not_current(root, monkeypatch):

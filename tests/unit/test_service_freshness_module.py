@@ -1,13 +1,11 @@
 """The service_freshness module against a systemctl that answers as systemd does."""
 
-import contextlib
-import io
 import json
 import os
 import time
 
 import pytest
-from ansible.module_utils.testing import patch_module_args
+from module_runner import run_module
 
 from ansible_collections.pharos.hpc.plugins.module_utils import service_freshness as freshness_utils
 from ansible_collections.pharos.hpc.plugins.modules import service_freshness
@@ -47,11 +45,7 @@ def systemd(tmp_path, monkeypatch):
 
 
 def run(arguments, check_mode=False):
-    output = io.StringIO()
-    with patch_module_args(dict(arguments, _ansible_check_mode=check_mode)), \
-            contextlib.redirect_stdout(output), pytest.raises(SystemExit):
-        service_freshness.main()
-    return json.loads(output.getvalue())
+    return run_module(service_freshness, arguments, check_mode)
 
 
 def file_changed(tmp_path, name, seconds_ago):

@@ -1,11 +1,7 @@
 """The slurm_site_conf module on a Site's slurm.conf: it reads, reports and changes nothing."""
 
-import contextlib
-import io
-import json
-
 import pytest
-from ansible.module_utils.testing import patch_module_args
+from module_runner import run_module
 
 from ansible_collections.pharos.hpc.plugins.modules import slurm_site_conf
 
@@ -21,11 +17,7 @@ Include {include}
 
 
 def run(arguments, check_mode=False):
-    output = io.StringIO()
-    with patch_module_args(dict(arguments, _ansible_check_mode=check_mode)), \
-            contextlib.redirect_stdout(output), pytest.raises(SystemExit):
-        slurm_site_conf.main()
-    return json.loads(output.getvalue())
+    return run_module(slurm_site_conf, arguments, check_mode)
 
 
 @pytest.fixture

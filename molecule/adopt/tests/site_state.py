@@ -33,8 +33,9 @@ SITE_RULES = ("ldapsearch -LLL -Q -o ldif-wrap=no -Y EXTERNAL -H ldapi:/// -s ba
               "-b 'olcDatabase={1}mdb,cn=config' olcAccess olcSuffix olcRootDN")
 
 
-def on(host, command):
-    result = subprocess.run(["docker", "exec", host, "sh", "-c", command],
+def on(host, command, stdin=None):
+    attach = ["-i"] if stdin is not None else []
+    result = subprocess.run(["docker", "exec", *attach, host, "sh", "-c", command], input=stdin,
                             capture_output=True, text=True, timeout=120, check=False)
     assert result.returncode == 0, f"{host}: {command}: {result.stderr}"
     return result.stdout

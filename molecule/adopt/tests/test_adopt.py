@@ -25,14 +25,6 @@ def recorded(name):
     return json.loads((EPHEMERAL / name).read_text(encoding="utf-8"))
 
 
-def recap(output):
-    """{host: {"changed": n, "failed": n, ...}} from the PLAY RECAP."""
-    counts = {}
-    for host, fields in re.findall(r"^(\S+)\s+: (ok=.*)$", output, re.MULTILINE):
-        counts[host] = {key: int(value) for key, value in re.findall(r"(\w+)=(\d+)", fields)}
-    return counts
-
-
 def ssh(user, key, command):
     return subprocess.run(
         ["ssh", "-n", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
@@ -161,9 +153,9 @@ def test_a_member_logs_in_with_a_directory_key_through_the_pharos_sssd_domain(tm
 
 
 def test_check_diff_after_the_converge_changes_nothing():
-    code, output = run_site("--check", "--diff")
-    assert code == 0, output[-3000:]
-    assert all(counts["changed"] == 0 for counts in recap(output).values()), recap(output)
+    code, document = run_site("--check", "--diff", as_json=True)
+    assert code == 0, document["stats"]
+    assert all(counts["changed"] == 0 for counts in document["stats"].values()), document["stats"]
 
 
 # Site lines that mean something else for what Pharos writes, on the login node, added together
@@ -186,8 +178,7 @@ def site_conflicts():
         messages.append(message.format(line=len(originals[path].splitlines()) + 1))
     yield messages
     for path, original in originals.items():
-        subprocess.run(["docker", "exec", "-i", LOGIN, "sh", "-c", f"cat > {path}"],
-                       input=original, text=True, check=True)
+        on(LOGIN, f"cat > {path}", stdin=original)
 
 
 def test_site_lines_that_conflict_with_pharos_stop_the_run_before_any_change(site_conflicts):
