@@ -11,8 +11,9 @@ export ANSIBLE_FORCE_COLOR ?= false
 export PY_COLORS ?= 0
 
 # Debian packages the controller's tests use: shellcheck for the shell that ships, iproute2 for
-# the address of the Docker bridge that the release scenario's stand-ins listen on.
-TOOLS := shellcheck iproute2
+# the address of the Docker bridge that the release scenario's stand-ins listen on, and
+# openssh-client for the adopt scenario, which reaches its hosts over ssh as production does.
+TOOLS := shellcheck iproute2 openssh-client
 AS_ROOT := $(if $(filter 0,$(shell id -u)),,sudo)
 
 # Molecule scenarios, in the order `make test` runs them, one at a time. The journey and the
