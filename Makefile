@@ -6,6 +6,11 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 BIN := $(CURDIR)/$(VENV)/bin
+# The oldest and the newest ansible-core the collection supports (meta/runtime.yml): .venv holds
+# the oldest with every development tool, .venv-newest the newest with what the unit tests and
+# sanity need, on a Python that ansible-core supports (3.12 or newer).
+VENV_NEWEST := .venv-newest
+PYTHON_NEWEST ?= $(lastword $(sort $(wildcard /usr/bin/python3.1[2-9] $(HOME)/.pyenv/versions/3.1[2-9]*/bin/python3)))
 export PATH := $(BIN):$(PATH)
 export ANSIBLE_FORCE_COLOR ?= false
 export PY_COLORS ?= 0
@@ -23,7 +28,8 @@ AS_ROOT := $(if $(filter 0,$(shell id -u)),,sudo)
 SCENARIOS := default cluster release
 BESIDE := journey directory scratch adopt
 
-.PHONY: help lab lab-down test setup venv tools engine unit static lint sanity molecule clean
+.PHONY: help lab lab-down test setup venv venv-newest tools engine unit static lint sanity docs-lint \
+	changelog-lint artifact precommit newest molecule clean
 
 help:
 	@echo "make lab       set up, bring up the laboratory Site in local containers, print how to use it"
@@ -36,13 +42,14 @@ lab: setup
 lab-down: venv
 	ansible-playbook playbooks/lab_down.yml
 
-# pytest and the static checks need no container and share nothing, so they run side by side
-# (each one's output printed whole when it ends); the scenarios follow, one at a time.
+# pytest, the static checks and the newest ansible-core's run need no container and share
+# nothing, so they run side by side (each one's output printed whole when it ends); the
+# scenarios follow.
 test: setup
-	@$(MAKE) --no-print-directory --jobs=2 --output-sync=target unit static
+	@$(MAKE) --no-print-directory --jobs=2 --output-sync=target unit static newest
 	@$(MAKE) --no-print-directory molecule
 
-setup: venv tools engine
+setup: venv venv-newest tools engine
 
 tools:
 	@missing=$$(for package in $(TOOLS); do \
@@ -55,11 +62,22 @@ tools:
 
 venv: $(VENV)/.installed
 
-$(VENV)/.installed: requirements.txt constraints.txt
+$(VENV)/.installed: requirements-dev.txt constraints-dev.txt
 	@echo "== controller virtualenv"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -r requirements.txt -c constraints.txt
+	$(BIN)/pip install --quiet -r requirements-dev.txt -c constraints-dev.txt
+	@touch $@
+
+venv-newest: $(VENV_NEWEST)/.installed
+
+$(VENV_NEWEST)/.installed: requirements-newest.txt constraints-newest.txt
+	@echo "== virtualenv of the newest ansible-core"
+	@test -n "$(PYTHON_NEWEST)" || { echo "make: the newest ansible-core needs Python 3.12 or newer;" \
+	  "install Debian's python3 (trixie has 3.13) or set PYTHON_NEWEST=/path/to/python3.12"; exit 1; }
+	$(PYTHON_NEWEST) -m venv $(VENV_NEWEST)
+	$(VENV_NEWEST)/bin/pip install --quiet --upgrade pip
+	$(VENV_NEWEST)/bin/pip install --quiet -r requirements-newest.txt -c constraints-newest.txt
 	@touch $@
 
 engine:
@@ -71,7 +89,7 @@ unit: venv
 	time pytest tests/unit tests/integration
 
 static: venv
-	@$(MAKE) --no-print-directory lint sanity
+	@$(MAKE) --no-print-directory precommit lint sanity docs-lint changelog-lint artifact
 
 lint: venv
 	@echo "== ansible-lint (production profile)"
@@ -80,6 +98,28 @@ lint: venv
 sanity: venv
 	@echo "== ansible-test sanity"
 	time scripts/sanity
+
+docs-lint: venv
+	@echo "== antsibull-docs: the collection's documentation as ansible-doc shows it"
+	time scripts/docs-lint
+
+changelog-lint: venv
+	@echo "== antsibull-changelog lint"
+	antsibull-changelog lint
+
+artifact: venv
+	@echo "== the built artifact, and the execution environment that installs it"
+	time scripts/artifact-check
+
+# The checks of .pre-commit-config.yaml (ruff, yamllint, shellcheck, detect-secrets) over every file.
+precommit: venv
+	@echo "== pre-commit checks"
+	pre-commit run --all-files --show-diff-on-failure
+
+newest: venv-newest
+	@echo "== the newest ansible-core ($(VENV_NEWEST)): unit tests and sanity"
+	time env PATH="$(CURDIR)/$(VENV_NEWEST)/bin:$$PATH" pytest tests/unit
+	time env PATH="$(CURDIR)/$(VENV_NEWEST)/bin:$$PATH" scripts/sanity
 
 # The scenarios beside the others run one after another in the background, each writing to
 # tests/output/<scenario>.log, printed whole when they end; a failure of any stops them all
@@ -111,4 +151,4 @@ molecule: setup
 	echo "== molecule scenarios $(BESIDE) passed; all scenarios in $$((SECONDS - start)) s"
 
 clean:
-	rm -rf $(VENV) .cache tests/output
+	rm -rf $(VENV) $(VENV_NEWEST) .cache tests/output
