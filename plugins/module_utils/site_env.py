@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: Pharos HPC engineering
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The strict reader of site.env, the one file that carries every Site value (seed 002 §2).
+"""The strict reader of site.env, the one file that carries every Site value (docs/release.md).
 
 site.env is never sourced and never substituted, and no value is taken from the calling
 environment: the reader sees the file's bytes and nothing else. A line is blank, a comment
@@ -36,8 +36,8 @@ KNOWN_KEYS = OrderedDict([
     ("CENTRAL_OFFERING_UUID", "UUID of the Site's Waldur offering, 32 lowercase hex characters without dashes"),
     ("CENTRAL_SITE_API_URL", "origin of the Site API edge (https://host[:port]); the agents append /v1/site/... themselves"),
     ("LDAP_BASE_DN", "suffix of the Site's directory, for example dc=icarus-hpc,dc=pharos"),
-    ("NATIVE_SITE_AGENT_LDAP_URI", "the Site agent's directory: ldap:// on loopback (upstream simple bind, seed 002 §5)"),
-    ("NATIVE_SSH_ACCESS_LDAP_URI", "the SSH access agent's directory: ldapi:// only (SASL EXTERNAL, seed 002 §5)"),
+    ("NATIVE_SITE_AGENT_LDAP_URI", "the Site agent's directory: ldap:// on loopback (the upstream agent binds simply)"),
+    ("NATIVE_SSH_ACCESS_LDAP_URI", "the SSH access agent's directory: ldapi:// only (SASL EXTERNAL, no password)"),
     ("SLURMRESTD_URL", "slurmrestd, on host loopback only"),
     ("SLURM_COMPUTE_PARTITION", "the offline partition members' compute jobs run in"),
     ("SLURM_STAGING_PARTITION", "the Internet-enabled partition for stage-in and stage-out jobs; differs from compute"),

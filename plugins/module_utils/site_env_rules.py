@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: Pharos HPC engineering
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The Site's rules over the values of site.env (seed 002 §2, §3 and §5).
+"""The Site's rules over the values of site.env (docs/release.md, "site.env").
 
 validate() applies every rule and returns every violation at once, so one run of check tells
 the administrator everything that must change. A rule that compares two values runs only when
@@ -116,7 +116,7 @@ def _modes(line):
     found, violations = _words(line, AGENT_MODES, "modes")
     if not violations and "report" not in found:
         violations.append(Violation(line.key, line.number, "does not include report",
-                                    "add report: usage reaches Waldur only through the report mode (seed 002 §3)"))
+                                    "add report: usage reaches Waldur only through the report mode"))
     return violations
 
 
@@ -163,7 +163,7 @@ def _cross_rules(lines, valid):
     compute, staging = lines.get("SLURM_COMPUTE_PARTITION"), lines.get("SLURM_STAGING_PARTITION")
     if compute and staging and {compute.key, staging.key} <= valid and compute.value == staging.value:
         violations.append(Violation(staging.key, staging.number, "is the compute partition too (%s)" % compute.value,
-                                    "name the Internet-enabled staging partition: compute nodes stay offline (seed 000, option B)"))
+                                    "name the Internet-enabled staging partition: compute nodes stay offline"))
     ranges, range_violations = _ranges(lines, valid)
     violations.extend(range_violations)
     if "member GID" in ranges and "project GID" in ranges:
@@ -171,7 +171,7 @@ def _cross_rules(lines, valid):
         if low <= other_high and other_low <= high:
             violations.append(Violation("PROJECT_GID_MIN", lines["PROJECT_GID_MIN"].number,
                                         "overlaps the member GID range %d-%d" % (low, high),
-                                        "give project groups a GID range of their own (seed 002 §5)"))
+                                        "give project groups a GID range of their own: the Site agent allocates it"))
     for pair in SERVICE_IDS:
         kind = "UID" if pair[0].endswith("UID") else "GID"
         if set(pair) <= valid and lines[pair[0]].value == lines[pair[1]].value:

@@ -25,9 +25,9 @@ UNLISTED_POLICIES = ("keep", "remove")
 ADMIN_LEVELS = ("administrator", "operator")
 
 COORDINATOR_RULE = (
-    "Slurm refuses a coordinator's raise of an existing limit (seed 001, 'Allocation limits are "
-    "never raised'): order a new allocation for the extra hours and submit to its account; the "
-    "old allocation keeps its limit until it is used up or terminated."
+    "Slurm refuses a coordinator's raise of an existing limit, and an allocation never grows: "
+    "order a new allocation for the extra hours and submit to its account; the old allocation "
+    "keeps its limit until it is used up or terminated (docs/allocations.md)."
 )
 
 
@@ -95,7 +95,7 @@ def declare(accounts, users):
 
 
 def _terminated_limits(current_limits):
-    """Seed 001's soft delete: the account stays, nothing can be submitted or charged to it."""
+    """A soft delete: the account stays, nothing can be submitted or charged to it."""
     node_minutes = dict((tres, 0) for tres in (current_limits.get("GrpTRESMins") or {"node": 0}))
     return {"GrpTRESMins": node_minutes, "MaxSubmitJobs": 0, "GrpSubmitJobs": 0}
 

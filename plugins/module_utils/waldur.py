@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """A small Waldur REST client on httpx, and the connection options every Waldur module shares.
 
-The rules it keeps (DESIGN.md, "Rules every module follows"):
+The rules it keeps, as every module of this collection does:
 - TLS is always verified, against ca_file when one is given, else the system trust store.
 - Every request has a timeout.
 - A redirect is never followed: the token would travel to whatever host the Location names.

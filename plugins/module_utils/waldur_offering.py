@@ -15,7 +15,7 @@ import copy
 OFFERINGS = "marketplace-provider-offerings/"
 MANAGED_COMPONENT_FIELDS = ("type", "name", "billing_type", "measured_unit", "unit_factor",
                             "limit_period", "limit_amount", "description")
-# Seed 001, "Node-hour allocations and usage": an order of n node-hours becomes
+# docs/allocations.md: an order of n node-hours becomes
 # GrpTRESMins=node=60n for the allocation's whole lifetime, and each order carries its own
 # quantity, so the component has no limit_amount of its own.
 SITE_NODE_COMPONENT = {
@@ -299,7 +299,7 @@ def apply(client, offering_uuid, actions):
     return offering_uuid
 
 
-# -- the contract (seed 002, sections 5 and 9) ------------------------------------------------------
+# -- the contract (docs/waldur_offering.md, "The contract") ------------------------------------------
 
 CONTRACT_CLAUSES = ("offering_active", "billing_plan", "username_generation_policy",
                     "service_provider_can_create_offering_user", "provider_role", "node_component")
@@ -330,19 +330,19 @@ def check_contract(offering, me, node_component):
         failure = None
     elif policy == "identity_claim":
         failure = ("offering %s has username_generation_policy identity_claim: Waldur, not the Site agent, would own "
-                   "username generation and the expected POSIX/Slurm member would never be created (seed 002, "
-                   "section 5). Fix: set plugin_options.username_generation_policy: service_provider." % label)
+                   "username generation and the expected POSIX/Slurm member would never be created. Fix: set "
+                   "plugin_options.username_generation_policy: service_provider." % label)
     else:
         failure = ("offering %s has username_generation_policy %s, not service_provider: the Site agent's LDAP "
-                   "username backend is authoritative only under service_provider (seed 002, section 5). Fix: set "
+                   "username backend is authoritative only under service_provider. Fix: set "
                    "plugin_options.username_generation_policy: service_provider." % (label, policy or "(unset)"))
     results.append(_clause("username_generation_policy", failure))
 
     can_create = options.get("service_provider_can_create_offering_user")
     results.append(_clause("service_provider_can_create_offering_user", None if can_create is True else (
         "offering %s has service_provider_can_create_offering_user %s: the Site agent could not create the offering "
-        "users it names (seed 002, section 5). Fix: set plugin_options.service_provider_can_create_offering_user: "
-        "true." % (label, "false" if can_create is False else "unset"))))
+        "users it names. Fix: set plugin_options.service_provider_can_create_offering_user: true."
+        % (label, "false" if can_create is False else "unset"))))
 
     results.append(_clause("provider_role", _provider_role_failure(offering, me)))
 

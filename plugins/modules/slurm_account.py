@@ -17,7 +17,8 @@ description:
     lower case, memory TRES in MiB, wall limits in minutes, an unset limit as C(-1).
   - Run as a coordinator rather than a Slurm administrator, the module refuses, before any
     write, a change that raises an existing limit, since Slurm refuses it too; an allocation
-    that needs more hours is a new allocation (seed 001).
+    that needs more hours is a new allocation (see C(docs/allocations.md), "More hours mean a new
+    allocation, never a raised limit").
   - What the plan wrote is read back (only the accounts and users it touched); a change Slurm
     dropped is written once more, and a change that still does not hold fails the task with its name.
 version_added: 0.1.0
@@ -75,7 +76,7 @@ options:
       state:
         description:
           - V(present) keeps the account as declared.
-          - V(terminated) is seed 001's soft delete - the account stays, its user associations are
+          - V(terminated) is a soft delete, as the Site agent's own - the account stays, its user associations are
             removed and its limits zeroed (C(GrpTRESMins) of every TRES, C(MaxSubmitJobs) and
             C(GrpSubmitJobs) to 0), so no job can be submitted or charged to it.
           - V(absent) removes the account and everything below it.
@@ -140,10 +141,17 @@ options:
 notes:
   - Needs C(sacctmgr) and, when accounts are removed or terminated, C(squeue) and C(scancel) on the
     host, run as a Slurm administrator (root, SlurmUser or AdminLevel) or as a coordinator.
+seealso:
+  - name: The association tree as declared state
+    description: docs/slurm_account.md in this collection.
+    link: https://github.com/pharos-ai-factory/pharos-hpc/blob/main/docs/slurm_account.md
+  - name: Node-hour allocations
+    description: docs/allocations.md in this collection.
+    link: https://github.com/pharos-ai-factory/pharos-hpc/blob/main/docs/allocations.md
 """
 
 EXAMPLES = r"""
-- name: Keep the pharos tree of seed 001
+- name: Keep the Site's pharos tree
   pharos.hpc.slurm_account:
     cluster: icarus
     unlisted: remove

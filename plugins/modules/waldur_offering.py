@@ -13,8 +13,9 @@ description:
   - Finds the provider offering by O(uuid), or by O(name) within the customer O(customer_uuid), and makes its state,
     its plugin_options and its components match the declaration. Creates it when O(allow_create=true).
   - plugin_options are merged into what Waldur holds; keys the declaration does not name are kept.
-  - With O(mode=contract) it changes nothing and checks the Site's contract (seed 002, sections 5 and 9); every
-    failed clause is reported by name in one run.
+  - With O(mode=contract) it changes nothing and checks the Site's contract - what the upstream Site agent needs of
+    the offering (see C(docs/waldur_offering.md), "The contract"); every failed clause is reported by name in one
+    run.
 author:
   - Pharos HPC engineering (@pharos-ai-factory)
 extends_documentation_fragment:
@@ -108,7 +109,8 @@ options:
         offering has resources - Waldur then refuses to remove any component, and the module keeps it and lists it
         in RV(kept_components).
       - When omitted, the Site's one component, C(node) - limit-billed, C(limit_period=total), C(unit_factor=60),
-        measured in C(hours), with no C(limit_amount) (seed 001, "Node-hour allocations and usage").
+        measured in C(hours), with no C(limit_amount); an order of n node-hours becomes C(GrpTRESMins=node=60n)
+        (see C(docs/allocations.md)).
     type: list
     elements: dict
     suboptions:

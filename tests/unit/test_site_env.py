@@ -1,4 +1,4 @@
-"""site.env's strict reader and the Site's rules (seed 002 §2, §3, §5).
+"""site.env's strict reader and the Site's rules (docs/release.md, "site.env").
 
 Every case starts from the shipped release/site.env.example, which must pass, and changes
 one line; the refusal must name the key, the line, the rule and the fix.

@@ -1,6 +1,6 @@
 """slurm_account's planner fed with reads recorded from Slurm 24.11.5 (tests/fixtures/sacctmgr).
 
-seed_tree is the tree of seed 001 as the module wrote it; drifted_tree is that tree after an
+seed_tree is the Site's association tree (docs/allocations.md) as the module wrote it; drifted_tree is that tree after an
 administrator's hand edits; fresh_cluster is a cluster with only its root.
 """
 
@@ -205,7 +205,7 @@ def with_account_list(accounts, name, **fields):
 
 # --- refusals before any write ----------------------------------------------------------
 
-def test_a_coordinator_raising_an_allocation_is_refused_with_the_seeds_reason():
+def test_a_coordinator_raising_an_allocation_is_refused_with_the_reason_and_the_fix():
     changes = slurm_tree.plan(declared(with_account("pharos_a_hpc", limits={"GrpTRESMins": "node=1200"})),
                               recorded("seed_tree"))
     refusals = slurm_tree.coordinator_refusals(changes, "pharos-agent", recorded("seed_tree"))

@@ -1,4 +1,4 @@
-"""Seed 001's association tree on the real slurmdbd, kept by the slurm_accounts role: jobs
+"""The Site's association tree on the real slurmdbd, kept by the slurm_accounts role: jobs
 without -A are refused, an allocation takes them, a member who left every Project keeps only
 pharos_default, a terminated allocation refuses jobs, and check mode predicts a drift exactly.
 
@@ -112,7 +112,7 @@ def test_terminated_allocation_refuses_the_jobs_it_took(host):
     assert host.run(f"squeue -h -t PENDING,RUNNING -j {job}").stdout.strip() == ""
     refused = submit(host, "pharosalice", "-A pharos_a_spring")
     assert refused.rc != 0, refused.stdout
-    # The seed's soft delete: the account stays, without users and with its limits zeroed.
+    # The Site's soft delete (docs/allocations.md): the account stays, without users and with its limits zeroed.
     kept = host.run("sacctmgr -nP show assoc WOPLimits where account=pharos_a_spring "
                     "format=user,grptresmins").stdout.splitlines()
     assert kept == ["|node=0"]

@@ -1,4 +1,4 @@
-"""The Slurm cluster of issue 4, checked from the login node the way a member and the
+"""The Site's Slurm cluster, checked from the login node the way a member and the
 platform use it: jobs land where they should, staging limits refuse at submission, and the
 controller's files and slurmrestd keep their privileges. Member tokens: test_token_trust.py."""
 

@@ -16,7 +16,7 @@ SITE_API_PORT = 18454
 OFFERING_UUID = "0ffe71b9c0ffee00d15ea5e000000002"
 
 # waldur-seed.yml's work, as the Site agent names it in Slurm: pharos_p_<project slug> and
-# pharos_a_<resource slug> (seed 001).
+# pharos_a_<resource slug> (docs/allocations.md).
 PROJECT_ACCOUNT = "pharos_p_project-hpc"
 ALLOCATION = "pharos_a_hpc-2026"
 QUALIFICATION = "pharos_a_qualification-2026"

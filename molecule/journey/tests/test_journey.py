@@ -1,4 +1,4 @@
-"""Seed 001's end-to-end lane, first half: the real Waldur Site agent turns Waldur's orders and
+"""The Site's end-to-end journey, first half: the real Waldur Site agent turns Waldur's orders and
 memberships into Slurm allocations and directory accounts, the members log in with the keys
 they submit, which the SSH access agent's stand-in writes, and run jobs, and their usage reaches Waldur as node-hours.
 Everything is read back from where it lands: the simulator's state, slapd, slurmdbd."""
@@ -20,7 +20,8 @@ from journey import (AGENT_CYCLE_SECONDS, ALLOCATION, ALLOCATIONS_OF, NODE_HOURS
 
 testinfra_hosts = ["ansible://pharos-journey-login"]
 
-# The access agent's cycle (60 s), then SSSD's cache (90 s): seed 001's window is 120 s.
+# The access agent's cycle (60 s), then SSSD's cache (90 s): the Site's window is 120 s
+# (docs/directory.md, "SSSD (role `sssd`)").
 LOGIN_WINDOW_SECONDS = 200
 
 
@@ -83,7 +84,7 @@ def test_each_allocation_is_an_account_under_its_project_limited_to_the_ordered_
         assert len(rows) == 1, rows
         _, parent, limit = rows[0]
         assert parent.startswith("pharos_p_"), rows
-        # n node-hours are GrpTRESMins=node=60n: the agent's unit_factor (seed 001).
+        # n node-hours are GrpTRESMins=node=60n: the agent's unit_factor (docs/allocations.md).
         assert limit == "node=%d" % (60 * hours)
     project = sacctmgr(host, "show association where account=%s user= format=parentname" % PROJECT_ACCOUNT)
     assert project == [["pharos"]]
@@ -121,7 +122,7 @@ def test_a_job_without_an_allocation_is_refused(host, members, bobs_keys):
 
 def test_a_member_runs_a_job_on_the_allocation_in_their_own_scratch_root(host, members):
     del members
-    # Seed 001: the administrator adds a member to the scratch group once the agent made them.
+    # The administrator adds a member to the scratch group once the agent made them.
     joined = host.run("gpasswd --add pharosbob pharos-users")
     assert joined.rc == 0, joined.stderr
     job = as_member(host, "pharosbob", "timeout 120 srun -A %s -p compute -t 2 sh -c "
@@ -212,8 +213,8 @@ def node_usage(host, allocation):
 
 
 def test_the_same_report_from_a_token_that_only_manages_the_service_provider_is_refused(host, members):
-    """Waldur takes a dated usage report only from the provider's organisation (seed 001: the agent
-    owns it); a CUSTOMER.MANAGER token reports the same usage and Waldur keeps nothing of it."""
+    """Waldur takes a dated usage report only from the provider's organisation (the agent owns it,
+    docs/waldur_offering.md, "The contract"); a CUSTOMER.MANAGER token reports the same usage and Waldur keeps nothing of it."""
     del members
     before = node_usage(host, ALLOCATION)
     stopped = host.run("systemctl stop waldur-site-agent@report")

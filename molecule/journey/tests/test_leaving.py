@@ -1,4 +1,4 @@
-"""Seed 001's end-to-end lane, second half (after test_journey.py, by file order): a member who
+"""The Site's end-to-end journey, second half (after test_journey.py, by file order): a member who
 leaves one Project keeps the other, a terminated allocation keeps its account with no users and
 no hours, and a member who leaves every Project still logs in but may not submit."""
 

@@ -1,4 +1,4 @@
-"""Seed 000's member scratch, rows F2 to F6 of its verification table, with real Slurm jobs of
+"""Member scratch, rows F2 to F6 of the verification table in docs/scratch.md, with real Slurm jobs of
 several members on the compute node: the root Prolog makes each member's own root and moves
 another account's squat aside first, and the job-side check refuses every root it cannot
 trust before anything is written.

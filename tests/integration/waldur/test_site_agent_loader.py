@@ -1,8 +1,9 @@
 """The upstream waldur_site_load_components (waldur-site-agent 1.0.7) against the simulator.
 
-Seed 002 section 9: configure runs the upstream loader against the Site agent's
-configuration. This proves the loader and pharos.hpc.waldur_offering agree on the node
-component, so neither undoes the other.
+A Site may run the upstream loader against the Site agent's configuration, which gives an
+offering made before the node component existed that component (docs/waldur_offering.md,
+"Upstream waldur_site_load_components"). This proves the loader and pharos.hpc.waldur_offering
+agree on the node component, so neither undoes the other.
 """
 
 import os
