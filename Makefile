@@ -29,7 +29,7 @@ SCENARIOS := default cluster release
 BESIDE := journey directory scratch adopt
 
 .PHONY: help lab lab-down test setup venv venv-newest tools engine unit static lint sanity docs-lint \
-	changelog-lint artifact precommit newest molecule clean
+	changelog-lint artifact precommit newest checks molecule clean
 
 help:
 	@echo "make lab       set up, bring up the laboratory Site in local containers, print how to use it"
@@ -43,11 +43,13 @@ lab-down: venv
 	ansible-playbook playbooks/lab_down.yml
 
 # pytest, the static checks and the newest ansible-core's run need no container and share
-# nothing, so they run side by side (each one's output printed whole when it ends); the
-# scenarios follow.
+# nothing, so they run side by side (each one's output printed whole when it ends), while the
+# scenarios beside the others start (the first of them mostly waits); the other scenarios follow.
 test: setup
+	@$(MAKE) --no-print-directory molecule CHECKS_FIRST=yes
+
+checks: venv venv-newest
 	@$(MAKE) --no-print-directory --jobs=2 --output-sync=target unit static newest
-	@$(MAKE) --no-print-directory molecule
 
 setup: venv venv-newest tools engine
 
@@ -123,7 +125,8 @@ newest: venv-newest
 
 # The scenarios beside the others run one after another in the background, each writing to
 # tests/output/<scenario>.log, printed whole when they end; a failure of any stops them all
-# and removes their containers.
+# and removes their containers. With CHECKS_FIRST (make test), `make checks` runs first in the
+# foreground.
 molecule: setup
 	@mkdir -p tests/output; rm -f tests/output/beside.failed; start=$$SECONDS; \
 	setsid bash -c 'for scenario in $(BESIDE); do \
@@ -132,15 +135,21 @@ molecule: setup
 	  echo "== molecule scenario $$scenario passed in $$((SECONDS - started)) s" >> tests/output/$$scenario.log; \
 	done' & beside=$$!; \
 	echo "== molecule scenarios $(BESIDE), beside the others (tests/output/<scenario>.log)"; \
-	failed=; for scenario in $(SCENARIOS); do \
+	failed=; \
+	if [ -n "$(CHECKS_FIRST)" ]; then \
+	  started=$$SECONDS; \
+	  $(MAKE) --no-print-directory checks || failed="the unit tests and static checks"; \
+	  [ -n "$$failed" ] || echo "== unit tests and static checks passed in $$((SECONDS - started)) s"; \
+	fi; \
+	[ -n "$$failed" ] || for scenario in $(SCENARIOS); do \
 	  echo "== molecule scenario $$scenario"; started=$$SECONDS; \
-	  molecule test -s $$scenario || { failed=$$scenario; break; }; \
+	  molecule test -s $$scenario || { failed="molecule scenario '$$scenario'"; break; }; \
 	  echo "== molecule scenario $$scenario passed in $$((SECONDS - started)) s"; \
 	done; \
 	if [ -n "$$failed" ]; then \
 	  kill -- -$$beside 2>/dev/null || true; wait $$beside || true; \
 	  for scenario in $(BESIDE); do molecule destroy -s $$scenario >/dev/null 2>&1 || true; done; \
-	  echo "make test: molecule scenario '$$failed' failed"; exit 1; \
+	  echo "make test: $$failed failed"; exit 1; \
 	fi; \
 	beside_status=0; wait $$beside || beside_status=$$?; \
 	for scenario in $(BESIDE); do \

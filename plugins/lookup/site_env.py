@@ -10,6 +10,7 @@ DOCUMENTATION = r"""
 name: site_env
 author: Pharos HPC engineering (@pharos-ai-factory)
 short_description: Read a site.env strictly and check the Site's rules
+version_added: 0.1.0
 description:
   - Reads each given site.env file on the controller with a strict KEY=value reader (never
     sourced, nothing substituted, nothing taken from the environment) and checks every Site

@@ -29,7 +29,8 @@ class CommandTimeout(RuntimeError):
 
 def run_bounded(argv, data=None, timeout=None):
     """(rc, stdout, stderr) of argv, with data (text) on its standard input; CommandTimeout after timeout s."""
-    process = subprocess.Popen(
+    # Not run_command: it would deadlock on a command that answers while it reads (see above).
+    process = subprocess.Popen(  # pylint: disable=ansible-bad-function
         argv,
         stdin=subprocess.PIPE if data is not None else subprocess.DEVNULL,
         stdout=subprocess.PIPE,
