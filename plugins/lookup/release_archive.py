@@ -62,9 +62,9 @@ import os
 from ansible.errors import AnsibleLookupError
 from ansible.plugins.lookup import LookupBase
 
-from ansible_collections.pharos.hpc.plugins.module_utils import release
-from ansible_collections.pharos.hpc.plugins.module_utils.release_signature import SignatureError, verify
-from ansible_collections.pharos.hpc.plugins.module_utils.release_stage import StageError, inspect_archive
+from ansible_collections.pharos.hpc.plugins.module_utils.release.contents import fingerprint
+from ansible_collections.pharos.hpc.plugins.module_utils.release.signature import SignatureError, verify
+from ansible_collections.pharos.hpc.plugins.module_utils.release.stage import StageError, inspect_archive
 from ansible_collections.pharos.hpc.plugins.module_utils.site_env import SiteEnvError
 from ansible_collections.pharos.hpc.plugins.module_utils.site_env_rules import check_file
 
@@ -95,7 +95,7 @@ class LookupModule(LookupBase):
             results.append({"release_id": manifest["release_id"], "components": sorted(manifest["components"]),
                             "dependency_mode": manifest["dependency_mode"],
                             "python_version": manifest.get("python_version"),
-                            "fingerprint": release.fingerprint(manifest, values) if values is not None else None,
+                            "fingerprint": fingerprint(manifest, values) if values is not None else None,
                             "signer": signer})
         return results
 

@@ -191,9 +191,9 @@ current:
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
-from ansible_collections.pharos.hpc.plugins.module_utils.release import YAML_IMPORT_ERROR
-from ansible_collections.pharos.hpc.plugins.module_utils.release_activate import Systemctl
-from ansible_collections.pharos.hpc.plugins.module_utils.release_run import PROBES, RunError, run
+from ansible_collections.pharos.hpc.plugins.module_utils.release.contents import YAML_IMPORT_ERROR
+from ansible_collections.pharos.hpc.plugins.module_utils.release.activate import Systemctl
+from ansible_collections.pharos.hpc.plugins.module_utils.release.run import PROBES, RunError, run
 from ansible_collections.pharos.hpc.plugins.module_utils.waldur import WaldurError, read_token
 
 

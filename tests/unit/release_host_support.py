@@ -13,9 +13,9 @@ import os
 import shutil
 from pathlib import Path
 
-from ansible_collections.pharos.hpc.plugins.module_utils import release, release_archive
-from ansible_collections.pharos.hpc.plugins.module_utils.release_host import Layout
-from ansible_collections.pharos.hpc.plugins.module_utils.release_stage import make_read_only, record_venvs
+from ansible_collections.pharos.hpc.plugins.module_utils.release import archive as release_archive, contents as release
+from ansible_collections.pharos.hpc.plugins.module_utils.release.host import Layout
+from ansible_collections.pharos.hpc.plugins.module_utils.release.stage import make_read_only, record_venvs
 
 PROJECT = Path(__file__).resolve().parents[2]
 SSH_UNIT = "pharos-ssh-access-agent.service"

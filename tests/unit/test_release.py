@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from ansible_collections.pharos.hpc.plugins.module_utils import release
+from ansible_collections.pharos.hpc.plugins.module_utils.release import contents as release
 
 MANIFEST = {
     "format": 1, "release_id": "2026.11.0", "dependency_mode": "wheelhouse", "python_version": "3.13",

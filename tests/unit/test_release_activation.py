@@ -9,10 +9,10 @@ from release_host_support import (
     SSH_UNIT, Clock, RecordingSystemd, install_release, no_token, pack_release, params, read_record, tree,
     unit_text, write_site_env)
 
-from ansible_collections.pharos.hpc.plugins.module_utils import release_activate
-from ansible_collections.pharos.hpc.plugins.module_utils.release_activate import Systemctl, parse_show
-from ansible_collections.pharos.hpc.plugins.module_utils.release_host import Layout
-from ansible_collections.pharos.hpc.plugins.module_utils.release_run import RunError, run
+from ansible_collections.pharos.hpc.plugins.module_utils.release import activate as release_activate
+from ansible_collections.pharos.hpc.plugins.module_utils.release.activate import Systemctl, parse_show
+from ansible_collections.pharos.hpc.plugins.module_utils.release.host import Layout
+from ansible_collections.pharos.hpc.plugins.module_utils.release.run import RunError, run
 
 
 def activate(root, systemd, check=False, **overrides):

@@ -6,7 +6,7 @@ import tarfile
 
 import pytest
 
-from ansible_collections.pharos.hpc.plugins.module_utils import release, release_archive
+from ansible_collections.pharos.hpc.plugins.module_utils.release import archive as release_archive, contents as release
 
 HASH = "0" * 63 + "1"
 

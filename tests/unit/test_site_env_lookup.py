@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.pharos.hpc.plugins.module_utils import release
+from ansible_collections.pharos.hpc.plugins.module_utils.release import contents as release
 
 MANIFEST = {"format": 1, "release_id": "2026.11.0", "dependency_mode": "index", "python_version": "3.13",
             "site_env_example": "site.env.example",

@@ -19,7 +19,8 @@ INPUTS = [SPEC, BUILDER, PROJECT / "release" / "site.env.example",
           *sorted((PROJECT / "release" / "units").glob("*")),
           *sorted((PROJECT / "tests" / "fixtures" / "ssh_access_agent").rglob("*.py")),
           PROJECT / "tests" / "fixtures" / "ssh_access_agent" / "pyproject.toml",
-          PROJECT / "plugins" / "module_utils" / "release.py", PROJECT / "plugins" / "module_utils" / "release_archive.py"]
+          PROJECT / "plugins" / "module_utils" / "release" / "contents.py",
+          PROJECT / "plugins" / "module_utils" / "release" / "archive.py"]
 
 
 @pytest.fixture(scope="session")

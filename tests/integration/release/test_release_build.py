@@ -19,7 +19,8 @@ PROJECT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(PROJECT / "collections"))
 
 # pylint: disable=wrong-import-position
-from ansible_collections.pharos.hpc.plugins.module_utils import release, release_archive, site_env_rules  # noqa: E402
+from ansible_collections.pharos.hpc.plugins.module_utils import site_env_rules  # noqa: E402
+from ansible_collections.pharos.hpc.plugins.module_utils.release import archive as release_archive, contents as release  # noqa: E402
 
 SPEC = PROJECT / "tests" / "integration" / "release" / "components.yml"
 BUILDER = PROJECT / "scripts" / "pharos-release-build"

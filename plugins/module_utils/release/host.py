@@ -23,7 +23,7 @@ import hashlib
 import json
 import os
 
-from ansible_collections.pharos.hpc.plugins.module_utils.release import RELEASE_ID
+from ansible_collections.pharos.hpc.plugins.module_utils.release.contents import RELEASE_ID
 
 
 class PlanError(Exception):

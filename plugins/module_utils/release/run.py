@@ -13,13 +13,14 @@ from __future__ import annotations
 import os
 import time
 
-from ansible_collections.pharos.hpc.plugins.module_utils import release, site_env_rules
-from ansible_collections.pharos.hpc.plugins.module_utils.release_activate import Activation, SystemdError
-from ansible_collections.pharos.hpc.plugins.module_utils.release_health import failures, run_probes
-from ansible_collections.pharos.hpc.plugins.module_utils.release_host import (
+from ansible_collections.pharos.hpc.plugins.module_utils import site_env_rules
+from ansible_collections.pharos.hpc.plugins.module_utils.release.contents import ReleaseError, fingerprint as release_fingerprint
+from ansible_collections.pharos.hpc.plugins.module_utils.release.activate import Activation, SystemdError
+from ansible_collections.pharos.hpc.plugins.module_utils.release.health import failures, run_probes
+from ansible_collections.pharos.hpc.plugins.module_utils.release.host import (
     Layout, PlanError, read_active_record, read_host, read_release_link, sha256_bytes)
-from ansible_collections.pharos.hpc.plugins.module_utils.release_plan import ACTIVATING, plan, predict, target_release
-from ansible_collections.pharos.hpc.plugins.module_utils.release_stage import (
+from ansible_collections.pharos.hpc.plugins.module_utils.release.plan import ACTIVATING, plan, predict, target_release
+from ansible_collections.pharos.hpc.plugins.module_utils.release.stage import (
     StageError, inspect_archive, installed_manifest, release_units, stage, unit_digests)
 from ansible_collections.pharos.hpc.plugins.module_utils.site_env import SiteEnvError
 
@@ -148,13 +149,13 @@ def run(params, systemd, command, check_mode, read_token, sleep=time.sleep, cloc
         if manifest is not None and digests is None:
             digests = unit_digests(layout, release_id, manifest, components)
         host = read_host(layout, components, sorted(digests or {}), units, systemd)
-        fingerprint = release.fingerprint(manifest, site_env) if archive else None
+        fingerprint = release_fingerprint(manifest, site_env) if archive else None
         desired = {"state": state, "release_id": release_id, "archive": archive, "fingerprint": fingerprint,
                    "components": components, "units": units,
                    "unit_files": {name: digest for name, digest in (digests or {}).items()
                                   if name in release_units(manifest, components)} if manifest else {}}
         steps = plan(desired, host)
-    except (PlanError, StageError, SystemdError, release.ReleaseError) as error:
+    except (PlanError, StageError, SystemdError, ReleaseError) as error:
         raise RunError(str(error)) from None
     result = {"changed": bool(steps), "release_id": release_id, "fingerprint": fingerprint, "steps": steps, "units": units,
               "components": components, "diff": predict(host, steps, desired)}
@@ -169,7 +170,7 @@ def run(params, systemd, command, check_mode, read_token, sleep=time.sleep, cloc
     if steps and steps[0]["step"] == "stage":
         try:
             stage(layout, archive, fingerprint, command, params["python"], site_env.get("PYTHON_INDEX_URL"))
-        except (StageError, release.ReleaseError, OSError) as error:
+        except (StageError, ReleaseError, OSError) as error:
             raise RunError("%s Nothing was activated." % error, dict(result, changed=False)) from None
         steps = steps[1:]
     if state == "stopped":

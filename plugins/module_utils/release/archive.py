@@ -19,7 +19,7 @@ import re
 import shutil
 import tarfile
 
-from ansible_collections.pharos.hpc.plugins.module_utils.release import ReleaseError, walk
+from ansible_collections.pharos.hpc.plugins.module_utils.release.contents import ReleaseError, walk
 
 REQUIREMENT_LINE = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s=]+) --hash=sha256:([0-9a-f]{64})\Z")
 # PEP 427: {distribution}-{version}(-{build})?-{python}-{abi}-{platform}.whl

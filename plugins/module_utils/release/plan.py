@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import copy
 
-from ansible_collections.pharos.hpc.plugins.module_utils.release_host import PlanError, component_link_target
+from ansible_collections.pharos.hpc.plugins.module_utils.release.host import PlanError, component_link_target
 
 STATES = ("present", "active", "rolled_back", "stopped", "info")
 ACTIVATING = ("active", "rolled_back")

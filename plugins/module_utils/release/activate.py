@@ -16,7 +16,7 @@ import json
 import os
 import tempfile
 
-from ansible_collections.pharos.hpc.plugins.module_utils.release_host import (
+from ansible_collections.pharos.hpc.plugins.module_utils.release.host import (
     component_link_target, release_link_target)
 
 
