@@ -192,7 +192,7 @@ current:
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.pharos.hpc.plugins.module_utils.release.contents import YAML_IMPORT_ERROR
-from ansible_collections.pharos.hpc.plugins.module_utils.release.activate import Systemctl
+from ansible_collections.pharos.hpc.plugins.module_utils.release.systemd import Systemctl
 from ansible_collections.pharos.hpc.plugins.module_utils.release.run import PROBES, RunError, run
 from ansible_collections.pharos.hpc.plugins.module_utils.waldur import WaldurError, read_token
 

@@ -78,7 +78,7 @@ units:
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.pharos.hpc.plugins.module_utils.release.contents import YAML_IMPORT_ERROR
-from ansible_collections.pharos.hpc.plugins.module_utils.release.activate import Systemctl
+from ansible_collections.pharos.hpc.plugins.module_utils.release.systemd import Systemctl
 from ansible_collections.pharos.hpc.plugins.module_utils.release.run import RunError, run
 
 REPORTED = ("current", "previous", "installed", "active_record", "unit_states", "units")

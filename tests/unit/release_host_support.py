@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 
 from ansible_collections.pharos.hpc.plugins.module_utils.release import archive as release_archive, contents as release
-from ansible_collections.pharos.hpc.plugins.module_utils.release.host import Layout
+from ansible_collections.pharos.hpc.plugins.module_utils.release.layout import Layout
 from ansible_collections.pharos.hpc.plugins.module_utils.release.stage import make_read_only, record_venvs
 
 PROJECT = Path(__file__).resolve().parents[2]

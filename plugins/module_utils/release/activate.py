@@ -16,60 +16,8 @@ import json
 import os
 import tempfile
 
-from ansible_collections.pharos.hpc.plugins.module_utils.release.host import (
-    component_link_target, release_link_target)
-
-
-class SystemdError(Exception):
-    """systemctl failed; the message names the command and its output."""
-
-
-class Systemctl:
-    """systemd through systemctl. run(argv) -> (rc, stdout, stderr), like AnsibleModule.run_command."""
-
-    PROPERTIES = "Id,ActiveState,UnitFileState"
-
-    def __init__(self, run, systemctl="systemctl"):
-        self._run = run
-        self.systemctl = systemctl
-
-    def _call(self, *arguments):
-        argv = [self.systemctl] + list(arguments)
-        rc, out, err = self._run(argv)
-        if rc != 0:
-            raise SystemdError("%s failed (exit %d): %s" % (" ".join(argv), rc, (err or out).strip()[-600:]))
-        return out
-
-    def states(self, units):
-        """{unit: {"active": ActiveState, "enabled": UnitFileState}} in one systemctl call."""
-        out = self._call("show", "--property=" + self.PROPERTIES, "--", *units)
-        return parse_show(out, units)
-
-    def daemon_reload(self):
-        self._call("daemon-reload")
-
-    def enable(self, units):
-        self._call("enable", "--", *units)
-
-    def disable(self, units):
-        self._call("disable", "--", *units)
-
-    def restart(self, units):
-        self._call("restart", "--", *units)
-
-    def stop(self, units):
-        self._call("stop", "--", *units)
-
-
-def parse_show(text, units):
-    """systemctl show's blocks (Key=Value lines, a blank line between units) as states by unit."""
-    found = {}
-    for block in text.strip().split("\n\n"):
-        fields = dict(line.split("=", 1) for line in block.splitlines() if "=" in line)
-        if fields.get("Id"):
-            found[fields["Id"]] = {"active": fields.get("ActiveState") or "inactive",
-                                   "enabled": fields.get("UnitFileState") or "not-found"}
-    return {unit: found.get(unit, {"active": "inactive", "enabled": "not-found"}) for unit in units}
+from ansible_collections.pharos.hpc.plugins.module_utils.release.health import HealthError
+from ansible_collections.pharos.hpc.plugins.module_utils.release.layout import component_link_target, release_link_target
 
 
 def replace_symlink(path, target):
@@ -216,11 +164,3 @@ class Activation:
             self.systemd.stop(idle)
             said.append("stopped %s (not running before)" % ", ".join(idle))
         return said
-
-
-class HealthError(Exception):
-    """The activated release did not become healthy; failures lists each failed probe's message."""
-
-    def __init__(self, failures):
-        self.failures = list(failures)
-        super().__init__("health did not hold: " + " | ".join(self.failures))

@@ -115,6 +115,10 @@ MEMBER_KINDS = {tarfile.SYMTYPE: "a symbolic link", tarfile.LNKTYPE: "a hard lin
                 tarfile.BLKTYPE: "a block device", tarfile.FIFOTYPE: "a FIFO", tarfile.CONTTYPE: "a contiguous file"}
 
 
+class ArchiveError(ReleaseError):
+    """An archive that must not be unpacked; str() lists every problem, one per line."""
+
+
 def member_problems(members):
     """Why each member may not be extracted: only regular files and directories, under one top
     directory, with relative names free of . and .. components, each once. Checked before
@@ -144,7 +148,7 @@ def unpack(archive_path, destination):
         members = archive.getmembers()
         problems = member_problems(members)
         if problems:
-            raise ReleaseError("archive %s" % archive_path, problems)
+            raise ArchiveError("archive %s" % archive_path, problems)
         for member in members:
             target = os.path.join(destination, *member.name.split("/"))
             if member.isdir():

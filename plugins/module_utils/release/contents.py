@@ -149,6 +149,10 @@ def sha256_file(path):
     return digest.hexdigest()
 
 
+def sha256_bytes(data):
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
 def walk(root):
     """(files, problems): every regular file under root as a sorted relative path, and every
     symlink or special file found there (a release holds neither)."""

@@ -33,6 +33,14 @@ POLL_SECONDS = 1.0
 RUNNING = "active"
 
 
+class HealthError(Exception):
+    """The activated release did not become healthy; failures lists each failed probe's message."""
+
+    def __init__(self, messages):
+        self.failures = list(messages)
+        super().__init__("health did not hold: " + " | ".join(self.failures))
+
+
 def _probe(name, failure):
     return {"probe": name, "ok": failure is None, "message": failure or "holds"}
 

@@ -1,89 +1,30 @@
 # -*- coding: utf-8 -*-
 # Copyright: Pharos HPC engineering
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Where releases live on a host, and what the host holds now (read once per run).
+"""What a host holds now, read once per run, in the layout of layout.py.
 
-The layout (seed 002 §3-§4), every path below a root that is / on a real host:
-
-    /opt/pharos-hpc/releases/<id>/release/    the verified archive content (SHA256SUMS holds)
-    /opt/pharos-hpc/releases/<id>/venvs/<c>/  each component's offline virtualenv
-    /opt/pharos-hpc/releases/<id>/fingerprint written last: a release without it is incomplete
-    /opt/pharos-hpc/current  -> releases/<id> the active release, switched atomically
-    /opt/pharos-hpc/previous -> releases/<id> what current pointed at before the last switch
-    /opt/pharos-hpc/<c>      -> current/venvs/<c> the stable path a unit's ExecStart names
-    /var/lib/pharos-hpc/active-release        JSON, written only after health held
-    /etc/systemd/system/<unit>                the release's unit files, installed as they are
-
-release_plan.plan() turns what read_host() returns into the steps of a run.
+plan.plan() turns what read_host() returns into the steps of a run.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 
-from ansible_collections.pharos.hpc.plugins.module_utils.release.contents import RELEASE_ID
+from ansible_collections.pharos.hpc.plugins.module_utils.release.contents import RELEASE_ID, sha256_bytes
 
 
-class PlanError(Exception):
-    """The requested state cannot be reached from what the host holds; the message says how to fix it."""
-
-
-class Layout:
-    """Every path the module reads or writes, below root (/ on a host, a temporary directory in tests)."""
-
-    def __init__(self, root="/"):
-        self.root = root
-        self.base = os.path.join(root, "opt", "pharos-hpc")
-        self.releases = os.path.join(self.base, "releases")
-        self.current = os.path.join(self.base, "current")
-        self.previous = os.path.join(self.base, "previous")
-        self.state_dir = os.path.join(root, "var", "lib", "pharos-hpc")
-        self.active_record = os.path.join(self.state_dir, "active-release")
-        self.unit_dir = os.path.join(root, "etc", "systemd", "system")
-        self.site_env = os.path.join(root, "etc", "pharos-hpc", "site.env")
-
-    def release(self, release_id):
-        return os.path.join(self.releases, release_id)
-
-    def release_files(self, release_id):
-        return os.path.join(self.releases, release_id, "release")
-
-    def venvs(self, release_id):
-        return os.path.join(self.releases, release_id, "venvs")
-
-    def venv(self, release_id, component):
-        return os.path.join(self.venvs(release_id), component)
-
-    def fingerprint_file(self, release_id):
-        return os.path.join(self.releases, release_id, "fingerprint")
-
-    def component_link(self, component):
-        return os.path.join(self.base, component)
-
-    def unit_file(self, name):
-        return os.path.join(self.unit_dir, name)
-
-
-def release_link_target(release_id):
-    return "releases/" + release_id
-
-
-def component_link_target(component):
-    return "current/venvs/" + component
-
-
-def sha256_bytes(data):
-    return "sha256:" + hashlib.sha256(data).hexdigest()
+class HostError(Exception):
+    """The host holds something at a managed path that pharos_release did not make; the message says
+    how to fix it."""
 
 
 def read_link(path):
-    """The target of the symlink at path, None when nothing is there; PlanError for anything else."""
+    """The target of the symlink at path, None when nothing is there; HostError for anything else."""
     if not os.path.lexists(path):
         return None
     if not os.path.islink(path):
-        raise PlanError("%s is not a symlink, so it was not made by pharos_release. Fix: move it aside (it may be a "
+        raise HostError("%s is not a symlink, so it was not made by pharos_release. Fix: move it aside (it may be a "
                         "hand-made install) and re-run." % path)
     return os.readlink(path)
 
@@ -95,7 +36,7 @@ def read_release_link(path):
         return None
     release_id = target[len("releases/"):] if target.startswith("releases/") else None
     if not release_id or not RELEASE_ID.match(release_id):
-        raise PlanError("%s points at %s, not at releases/<release-id>. Fix: point it at an installed release or "
+        raise HostError("%s points at %s, not at releases/<release-id>. Fix: point it at an installed release or "
                         "remove it, then re-run." % (path, target))
     return release_id
 
@@ -128,7 +69,7 @@ def read_active_record(layout):
         try:
             record = json.load(handle)
         except ValueError:
-            raise PlanError("%s is not the JSON pharos_release writes. Fix: remove it; the current link still says "
+            raise HostError("%s is not the JSON pharos_release writes. Fix: remove it; the current link still says "
                             "which release is active." % layout.active_record) from None
     return record if isinstance(record, dict) else None
 

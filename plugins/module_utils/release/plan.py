@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import copy
 
-from ansible_collections.pharos.hpc.plugins.module_utils.release.host import PlanError, component_link_target
+from ansible_collections.pharos.hpc.plugins.module_utils.release.layout import component_link_target
 
 STATES = ("present", "active", "rolled_back", "stopped", "info")
 ACTIVATING = ("active", "rolled_back")
+
+
+class PlanError(Exception):
+    """The requested state cannot be reached from what the host holds; the message says how to fix it."""
 
 
 def target_release(state, release_id, host):

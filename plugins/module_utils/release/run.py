@@ -14,14 +14,15 @@ import os
 import time
 
 from ansible_collections.pharos.hpc.plugins.module_utils import site_env_rules
-from ansible_collections.pharos.hpc.plugins.module_utils.release.contents import ReleaseError, fingerprint as release_fingerprint
-from ansible_collections.pharos.hpc.plugins.module_utils.release.activate import Activation, SystemdError
+from ansible_collections.pharos.hpc.plugins.module_utils.release.activate import Activation
+from ansible_collections.pharos.hpc.plugins.module_utils.release.contents import ReleaseError, fingerprint as release_fingerprint, sha256_bytes
 from ansible_collections.pharos.hpc.plugins.module_utils.release.health import failures, run_probes
-from ansible_collections.pharos.hpc.plugins.module_utils.release.host import (
-    Layout, PlanError, read_active_record, read_host, read_release_link, sha256_bytes)
-from ansible_collections.pharos.hpc.plugins.module_utils.release.plan import ACTIVATING, plan, predict, target_release
+from ansible_collections.pharos.hpc.plugins.module_utils.release.host import HostError, read_active_record, read_host, read_release_link
+from ansible_collections.pharos.hpc.plugins.module_utils.release.layout import Layout
+from ansible_collections.pharos.hpc.plugins.module_utils.release.plan import ACTIVATING, PlanError, plan, predict, target_release
 from ansible_collections.pharos.hpc.plugins.module_utils.release.stage import (
     StageError, inspect_archive, installed_manifest, release_units, stage, unit_digests)
+from ansible_collections.pharos.hpc.plugins.module_utils.release.systemd import SystemdError
 from ansible_collections.pharos.hpc.plugins.module_utils.site_env import SiteEnvError
 
 SITE_AGENT_TEMPLATE = "waldur-site-agent@.service"
@@ -155,7 +156,7 @@ def run(params, systemd, command, check_mode, read_token, sleep=time.sleep, cloc
                    "unit_files": {name: digest for name, digest in (digests or {}).items()
                                   if name in release_units(manifest, components)} if manifest else {}}
         steps = plan(desired, host)
-    except (PlanError, StageError, SystemdError, ReleaseError) as error:
+    except (HostError, PlanError, StageError, SystemdError, ReleaseError) as error:
         raise RunError(str(error)) from None
     result = {"changed": bool(steps), "release_id": release_id, "fingerprint": fingerprint, "steps": steps, "units": units,
               "components": components, "diff": predict(host, steps, desired)}

@@ -18,8 +18,7 @@ import stat
 import tempfile
 
 from ansible_collections.pharos.hpc.plugins.module_utils.release.archive import unpack
-from ansible_collections.pharos.hpc.plugins.module_utils.release.contents import ReleaseError, verify
-from ansible_collections.pharos.hpc.plugins.module_utils.release.host import sha256_bytes
+from ansible_collections.pharos.hpc.plugins.module_utils.release.contents import ReleaseError, sha256_bytes, verify
 
 # What each virtualenv held when it was installed, written before the fingerprint.
 VENV_SUMS_NAME = "venvs.sha256"
