@@ -133,14 +133,6 @@ def load_manifest(text):
     return manifest
 
 
-def dump_manifest(manifest):
-    """The manifest as the YAML text a release carries; load_manifest() reads it back equal."""
-    problems = manifest_problems(manifest)
-    if problems:
-        raise ReleaseError("manifest", problems)
-    return yaml.safe_dump(manifest, sort_keys=True, default_flow_style=False)
-
-
 def sha256_file(path):
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
@@ -170,17 +162,6 @@ def walk(root):
             elif not stat.S_ISDIR(mode):
                 problems.append("%s is not a regular file" % relative)
     return sorted(files), problems
-
-
-def write_sums(root):
-    """Write root/SHA256SUMS over every other file (sha256sum's format); returns its text."""
-    files, problems = walk(root)
-    if problems:
-        raise ReleaseError("release %s" % root, problems)
-    text = "".join("%s  %s\n" % (sha256_file(os.path.join(root, path)), path) for path in files if path != SUMS_NAME)
-    with open(os.path.join(root, SUMS_NAME), "w", encoding="utf-8") as handle:
-        handle.write(text)
-    return text
 
 
 def sums_problems(root):
