@@ -122,85 +122,152 @@ def _target(params, layout, host_links):
     return release_id, manifest, None, None
 
 
-def run(params, systemd, command, check_mode, read_token, sleep=time.sleep, clock=time.monotonic):
-    """The module's result for params; RunError with the result to fail with."""
-    layout = Layout(params["root"])
-    state = params["state"]
-    try:
-        links = {"current": read_release_link(layout.current), "previous": read_release_link(layout.previous)}
-        release_id, manifest, digests, archive = _target(params, layout, links)
-        site_env = read_site_env(params.get("site_env") or layout.site_env, manifest,
-                                 required=bool(archive) and state in ("present", "active"))
-        record = read_active_record(layout) or {}
-        components = params.get("components") or (site_env.get("ACTIVATION_COMPONENTS", "").split()
-                                                  if state in ACTIVATING else []) or record.get("components") or []
-        if state in ACTIVATING and not components:
-            raise RunError("No component to activate. Fix: set components, or ACTIVATION_COMPONENTS in site.env.")
-        if manifest is not None and state in ACTIVATING:
-            if os.path.isfile(layout.fingerprint_file(release_id)):
-                installed_manifest(layout, release_id, components)
-            elif set(components) - set(manifest["components"]):
-                raise RunError("Release %s does not carry %s (it carries %s). Fix: correct components or "
-                               "ACTIVATION_COMPONENTS." % (release_id, ", ".join(sorted(set(components) - set(
-                                   manifest["components"]))), ", ".join(sorted(manifest["components"]))))
-        instances = dict(params.get("instances") or {})
-        if site_env.get("SITE_AGENT_MODES"):
-            instances.setdefault(SITE_AGENT_TEMPLATE, site_env["SITE_AGENT_MODES"].split())
-        units = unit_names(manifest, components, instances) if manifest else list(record.get("units") or [])
-        if manifest is not None and digests is None:
-            digests = unit_digests(layout, release_id, manifest, components)
-        host = read_host(layout, components, sorted(digests or {}), units, systemd)
-        fingerprint = release_fingerprint(manifest, site_env) if archive else None
-        desired = {"state": state, "release_id": release_id, "archive": archive, "fingerprint": fingerprint,
-                   "components": components, "units": units,
-                   "unit_files": {name: digest for name, digest in (digests or {}).items()
-                                  if name in release_units(manifest, components)} if manifest else {}}
-        steps = plan(desired, host)
-    except (HostError, PlanError, StageError, SystemdError, ReleaseError) as error:
-        raise RunError(str(error)) from None
-    result = {"changed": bool(steps), "release_id": release_id, "fingerprint": fingerprint, "steps": steps, "units": units,
-              "components": components, "diff": predict(host, steps, desired)}
-    if state == "info":
-        result.update(current=host["current"], previous=host["previous"], installed=sorted(host["installed"]),
-                      active_record=host["active_record"], unit_states=host["units"])
-        return result
-    if check_mode or (not steps and state not in ACTIVATING):
-        return result
+def _components(params, state, site_env, record):
+    """The components a run acts on: as given, else site.env's for an activation, else the active record's."""
+    components = params.get("components") or (site_env.get("ACTIVATION_COMPONENTS", "").split()
+                                              if state in ACTIVATING else []) or record.get("components") or []
+    if state in ACTIVATING and not components:
+        raise RunError("No component to activate. Fix: set components, or ACTIVATION_COMPONENTS in site.env.")
+    return components
 
-    config = probe_config(params, site_env, read_token) if state in ACTIVATING else None
-    if steps and steps[0]["step"] == "stage":
+
+def _check_components(layout, release_id, manifest, components):
+    """Refuse components the release does not carry, and an installed release that changed since its install."""
+    if os.path.isfile(layout.fingerprint_file(release_id)):
+        installed_manifest(layout, release_id, components)
+    elif set(components) - set(manifest["components"]):
+        raise RunError("Release %s does not carry %s (it carries %s). Fix: correct components or "
+                       "ACTIVATION_COMPONENTS." % (release_id, ", ".join(sorted(set(components) - set(
+                           manifest["components"]))), ", ".join(sorted(manifest["components"]))))
+
+
+def _units(params, site_env, manifest, components, record):
+    """The units a run acts on: the release's for the components, else the active record's."""
+    instances = dict(params.get("instances") or {})
+    if site_env.get("SITE_AGENT_MODES"):
+        instances.setdefault(SITE_AGENT_TEMPLATE, site_env["SITE_AGENT_MODES"].split())
+    return unit_names(manifest, components, instances) if manifest else list(record.get("units") or [])
+
+
+class ReleaseRun:
+    """One run: its inputs, what it read from the host and the steps it planned, then one method
+    per state (BY_STATE) that applies them. The module passes systemctl and run_command as
+    systemd and command; tests pass their own."""
+
+    def __init__(self, params, systemd, command, check_mode, read_token, sleep, clock):
+        self.params, self.state, self.check_mode = params, params["state"], check_mode
+        self.systemd, self.command, self.read_token, self.sleep, self.clock = systemd, command, read_token, sleep, clock
+        self.layout = Layout(params["root"])
+        self.release_id = self.archive = self.fingerprint = self.host = self.desired = None
+        self.site_env, self.components, self.units, self.steps, self.result = {}, [], [], [], {}
+
+    def plan(self):
+        """Read the host once and plan; RunError for whatever stops the run before anything changes."""
         try:
-            stage(layout, archive, fingerprint, command, params["python"], site_env.get("PYTHON_INDEX_URL"))
-        except (StageError, ReleaseError, OSError) as error:
-            raise RunError("%s Nothing was activated." % error, dict(result, changed=False)) from None
-        steps = steps[1:]
-    if state == "stopped":
+            self._read_and_plan()
+        except (HostError, PlanError, StageError, SystemdError, ReleaseError) as error:
+            raise RunError(str(error)) from None
+        self.result = {"changed": bool(self.steps), "release_id": self.release_id, "fingerprint": self.fingerprint,
+                       "steps": self.steps, "units": self.units, "components": self.components,
+                       "diff": predict(self.host, self.steps, self.desired)}
+
+    def _read_and_plan(self):
+        layout, state = self.layout, self.state
+        links = {"current": read_release_link(layout.current), "previous": read_release_link(layout.previous)}
+        self.release_id, manifest, digests, self.archive = _target(self.params, layout, links)
+        self.site_env = read_site_env(self.params.get("site_env") or layout.site_env, manifest,
+                                      required=bool(self.archive) and state in ("present", "active"))
+        record = read_active_record(layout) or {}
+        self.components = _components(self.params, state, self.site_env, record)
+        if manifest is not None and state in ACTIVATING:
+            _check_components(layout, self.release_id, manifest, self.components)
+        self.units = _units(self.params, self.site_env, manifest, self.components, record)
+        if manifest is not None and digests is None:
+            digests = unit_digests(layout, self.release_id, manifest, self.components)
+        self.host = read_host(layout, self.components, sorted(digests or {}), self.units, self.systemd)
+        self.fingerprint = release_fingerprint(manifest, self.site_env) if self.archive else None
+        self.desired = {"state": state, "release_id": self.release_id, "archive": self.archive,
+                        "fingerprint": self.fingerprint, "components": self.components, "units": self.units,
+                        "unit_files": {name: digest for name, digest in (digests or {}).items()
+                                       if name in release_units(manifest, self.components)} if manifest else {}}
+        self.steps = plan(self.desired, self.host)
+
+    def report(self):
+        """info: what the host holds, read only."""
+        self.result.update(current=self.host["current"], previous=self.host["previous"],
+                           installed=sorted(self.host["installed"]), active_record=self.host["active_record"],
+                           unit_states=self.host["units"])
+        return self.result
+
+    def install(self):
+        """present: stage the release when it is not installed yet."""
+        if not self.check_mode:
+            self._stage_when_planned()
+        return self.result
+
+    def stop(self):
+        """stopped: stop and disable the units; the steps done stay done when one fails."""
+        if self.check_mode or not self.steps:
+            return self.result
         try:
-            Activation(layout, systemd, release_id, host["units"]).apply(steps)
+            Activation(self.layout, self.systemd, self.release_id, self.host["units"]).apply(self.steps)
         except (SystemdError, OSError) as error:
             raise RunError("Stopping release %s failed: %s. Fix: see the cause, then re-run; the steps done stay done."
-                           % (release_id, error), result) from None
-    if state not in ACTIVATING:
-        return result
+                           % (self.release_id, error), self.result) from None
+        return self.result
 
-    def health():
-        probes = run_probes(config, systemd, units, sleep=sleep, clock=clock)
-        result["health"] = probes
+    def activate(self):
+        """active and rolled_back: stage when planned, apply the steps with health required before
+        the record is written, and restore the predecessor when anything fails."""
+        if self.check_mode:
+            return self.result
+        config = probe_config(self.params, self.site_env, self.read_token)
+        steps = self._stage_when_planned()
+        if not steps:
+            return self._require_health(config)
+        activation = Activation(self.layout, self.systemd, self.release_id, self.host["units"])
+        try:
+            activation.apply(steps, health=lambda: self._probe(config))
+        except Exception as error:  # pylint: disable=broad-except  # any failure must restore the predecessor
+            raise RunError(_restored_message(activation, self.release_id, self.host, error),
+                           dict(self.result, restored=True)) from None
+        self.result["current"] = self.release_id
+        return self.result
+
+    def _stage_when_planned(self):
+        """Stage the release when the plan starts with it; returns the steps that follow."""
+        if not self.steps or self.steps[0]["step"] != "stage":
+            return self.steps
+        try:
+            stage(self.layout, self.archive, self.fingerprint, self.command, self.params["python"],
+                  self.site_env.get("PYTHON_INDEX_URL"))
+        except (StageError, ReleaseError, OSError) as error:
+            raise RunError("%s Nothing was activated." % error, dict(self.result, changed=False)) from None
+        return self.steps[1:]
+
+    def _probe(self, config):
+        """The failed probes' messages; the result keeps every probe's outcome."""
+        probes = run_probes(config, self.systemd, self.units, sleep=self.sleep, clock=self.clock)
+        self.result["health"] = probes
         return failures(probes)
 
-    if not steps:
-        failed = health()
+    def _require_health(self, config):
+        failed = self._probe(config)
         if failed:
             raise RunError("Release %s is active and nothing was changed, but its health does not hold: %s"
-                           % (release_id, " | ".join(failed)), result)
-        return result
-    activation = Activation(layout, systemd, release_id, host["units"])
-    try:
-        activation.apply(steps, health=health)
-    except Exception as error:  # pylint: disable=broad-except  # any failure must restore the predecessor
-        raise RunError(_restored_message(activation, release_id, host, error), dict(result, restored=True)) from None
-    result["current"] = release_id
-    return result
+                           % (self.release_id, " | ".join(failed)), self.result)
+        return self.result
+
+
+BY_STATE = {"present": ReleaseRun.install, "active": ReleaseRun.activate, "rolled_back": ReleaseRun.activate,
+            "stopped": ReleaseRun.stop, "info": ReleaseRun.report}
+
+
+def run(params, systemd, command, check_mode, read_token, sleep=time.sleep, clock=time.monotonic):
+    """The module's result for params; RunError with the result to fail with."""
+    release_run = ReleaseRun(params, systemd, command, check_mode, read_token, sleep, clock)
+    release_run.plan()
+    return BY_STATE[release_run.state](release_run)
 
 
 def _restored_message(activation, release_id, host, error):
