@@ -16,7 +16,7 @@ description:
     the pip hashes travel inside the archive and prove nothing about who made it.
   - Then unpacks each given release archive into a temporary directory on the controller, checks
     its SHA256SUMS (missing, extra and altered files, links, paths outside the release are all
-    refused) and its manifest, and removes the directory again (seed 002 section 2).
+    refused) and its manifest, and removes the directory again (docs/release.md).
   - Returns what a preflight needs before anything reaches a host - the release id, its
     components, dependency mode and Python version, and with O(site_env) the fingerprint an
     install records.

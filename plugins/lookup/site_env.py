@@ -11,9 +11,9 @@ name: site_env
 author: Pharos HPC engineering (@pharos-ai-factory)
 short_description: Read a site.env strictly and check the Site's rules
 description:
-  - Reads each given site.env file on the controller with the strict KEY=value reader of
-    seed 002 §2 (never sourced, nothing substituted, nothing taken from the environment) and
-    checks every Site rule (docs/release.md).
+  - Reads each given site.env file on the controller with the strict KEY=value reader
+    (never sourced, nothing substituted, nothing taken from the environment) and checks every
+    Site rule (docs/release.md).
   - Returns one dictionary of the file's values per term, or fails naming every violation
     at once, each with its key, line, rule and fix.
 options:

@@ -13,7 +13,7 @@ version_added: 0.1.0
 description:
   - Installs a release archive made by C(scripts/pharos-release-build) as the read-only
     C(/opt/pharos-hpc/releases/<release-id>), each component in its own virtualenv installed offline with pip
-    isolated, C(--require-hashes --no-deps --only-binary=:all:) (seed 002, sections 2-4).
+    isolated, C(--require-hashes --no-deps --only-binary=:all:).
   - Activates a release - verifies its SHA256SUMS again, records the current release as C(previous), switches
     C(/opt/pharos-hpc/current) atomically, installs the release's unit files, enables and restarts the selected
     units, and requires health. A failure restores the predecessor's links, unit files and units, and the task

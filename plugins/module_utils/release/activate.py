@@ -6,8 +6,9 @@
 Every change is remembered in memory with what it replaced. When a step or the health check
 fails, the changes are undone in reverse order: previous and current links, component links,
 unit files (written back byte for byte, or removed), a daemon-reload, then the units that ran
-before are restarted and the others stopped (seed 002 §4). Nothing is journalled on disk: the
-links and /var/lib/pharos-hpc/active-release, written only after health held, are the record.
+before are restarted and the others stopped (docs/release.md, "Rollback on failure"). Nothing
+is journalled on disk: the links and /var/lib/pharos-hpc/active-release, written only after
+health held, are the record.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: Pharos HPC engineering
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""A Pharos HPC release: its manifest, its SHA256SUMS and its fingerprint (seed 002 §2-§4).
+"""A Pharos HPC release: its manifest, its SHA256SUMS and its fingerprint (docs/release.md).
 
 A release is one directory (packed as <release_id>.tar.gz) holding manifest.yml, the
 hash-pinned requirements of each component, the wheels (wheelhouse mode), the unit files,
@@ -249,8 +249,8 @@ def verify(root):
 
 def fingerprint(manifest, site_env_values):
     """sha256:<hex> of a manifest and a site.env's values, for refusing to install a release id
-    again with other inputs (seed 002 §2). Key order, comments and YAML layout do not change it;
-    any value does."""
+    again with other inputs: one release id is one set of code and values. Key order, comments
+    and YAML layout do not change it; any value does."""
     canonical = json.dumps({"manifest": manifest, "site_env": dict(site_env_values)},
                            sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return "sha256:" + hashlib.sha256(canonical.encode("ascii")).hexdigest()

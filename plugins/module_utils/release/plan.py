@@ -51,7 +51,7 @@ def _stage_steps(desired, host):
     if desired.get("fingerprint") and installed != desired["fingerprint"]:
         raise PlanError("Release %s is already installed with other inputs (fingerprint %s, these are %s): the archive's "
                         "manifest or site.env differ from the ones it was installed with, and a release id is never "
-                        "reused (seed 002 §2). Fix: build the change as a new release id." %
+                        "reused (docs/release.md). Fix: build the change as a new release id." %
                         (release_id, installed, desired["fingerprint"]))
     return []
 

@@ -2,7 +2,7 @@
 # Copyright: Pharos HPC engineering
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Staging a release on a host: check the archive, unpack it, install each component offline,
-make the tree read-only and record its fingerprint (seed 002 §2-§4).
+make the tree read-only and record its fingerprint (docs/release.md, "On the host").
 
 A virtualenv's scripts name their interpreter by absolute path, so the venvs are built where
 they stay, in /opt/pharos-hpc/releases/<id>/venvs/. The fingerprint file is written last: a
@@ -67,8 +67,8 @@ def inspect_archive(archive):
 
 def installed_manifest(layout, release_id, components=()):
     """The manifest of an installed release after SHA256SUMS holds again and every named component
-    has its virtualenv, holding what was installed; StageError naming every problem otherwise
-    (seed 002 §4: activation validates)."""
+    has its virtualenv, holding what was installed; StageError naming every problem otherwise:
+    an activation runs only what was checked."""
     try:
         manifest = verify(layout.release_files(release_id))
     except ReleaseError as error:
