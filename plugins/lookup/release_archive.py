@@ -10,13 +10,14 @@ DOCUMENTATION = r"""
 name: release_archive
 author: Pharos HPC engineering (@pharos-ai-factory)
 short_description: Check a release archive on the controller and say what it carries
+version_added: 0.1.0
 description:
   - First checks each archive's signature, C(<archive>.sig), against the release signer's
     public key that O(signer_key) pins, before anything in the archive is read. SHA256SUMS and
     the pip hashes travel inside the archive and prove nothing about who made it.
   - Then unpacks each given release archive into a temporary directory on the controller, checks
     its SHA256SUMS (missing, extra and altered files, links, paths outside the release are all
-    refused) and its manifest, and removes the directory again (seed 002 section 2).
+    refused) and its manifest, and removes the directory again (docs/release.md).
   - Returns what a preflight needs before anything reaches a host - the release id, its
     components, dependency mode and Python version, and with O(site_env) the fingerprint an
     install records.
@@ -62,9 +63,9 @@ import os
 from ansible.errors import AnsibleLookupError
 from ansible.plugins.lookup import LookupBase
 
-from ansible_collections.pharos.hpc.plugins.module_utils import release
-from ansible_collections.pharos.hpc.plugins.module_utils.release_signature import SignatureError, verify
-from ansible_collections.pharos.hpc.plugins.module_utils.release_stage import StageError, inspect_archive
+from ansible_collections.pharos.hpc.plugins.module_utils.release.contents import fingerprint
+from ansible_collections.pharos.hpc.plugins.module_utils.release.signature import SignatureError, verify
+from ansible_collections.pharos.hpc.plugins.module_utils.release.stage import StageError, inspect_archive
 from ansible_collections.pharos.hpc.plugins.module_utils.site_env import SiteEnvError
 from ansible_collections.pharos.hpc.plugins.module_utils.site_env_rules import check_file
 
@@ -95,7 +96,7 @@ class LookupModule(LookupBase):
             results.append({"release_id": manifest["release_id"], "components": sorted(manifest["components"]),
                             "dependency_mode": manifest["dependency_mode"],
                             "python_version": manifest.get("python_version"),
-                            "fingerprint": release.fingerprint(manifest, values) if values is not None else None,
+                            "fingerprint": fingerprint(manifest, values) if values is not None else None,
                             "signer": signer})
         return results
 

@@ -60,7 +60,7 @@ _raw:
 from ansible.errors import AnsibleLookupError
 from ansible.plugins.lookup import LookupBase
 
-from ansible_collections.pharos.hpc.plugins.module_utils import release
+from ansible_collections.pharos.hpc.plugins.module_utils.release.contents import ReleaseError, load_manifest
 from ansible_collections.pharos.hpc.plugins.module_utils.site_env import SiteEnvError
 from ansible_collections.pharos.hpc.plugins.module_utils.site_env_rules import check_file
 
@@ -73,8 +73,8 @@ class LookupModule(LookupBase):
         if self.get_option("manifest"):
             try:
                 with open(self.get_option("manifest"), "r", encoding="utf-8") as handle:
-                    manifest = release.load_manifest(handle.read())
-            except (OSError, release.ReleaseError) as error:
+                    manifest = load_manifest(handle.read())
+            except (OSError, ReleaseError) as error:
                 raise AnsibleLookupError("pharos.hpc.site_env: %s" % error)
             components = list(manifest["components"]) if components is None else components
             mode = manifest["dependency_mode"] if mode is None else mode

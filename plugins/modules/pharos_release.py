@@ -13,7 +13,7 @@ version_added: 0.1.0
 description:
   - Installs a release archive made by C(scripts/pharos-release-build) as the read-only
     C(/opt/pharos-hpc/releases/<release-id>), each component in its own virtualenv installed offline with pip
-    isolated, C(--require-hashes --no-deps --only-binary=:all:) (seed 002, sections 2-4).
+    isolated, C(--require-hashes --no-deps --only-binary=:all:).
   - Activates a release - verifies its SHA256SUMS again, records the current release as C(previous), switches
     C(/opt/pharos-hpc/current) atomically, installs the release's unit files, enables and restarts the selected
     units, and requires health. A failure restores the predecessor's links, unit files and units, and the task
@@ -191,9 +191,9 @@ current:
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
-from ansible_collections.pharos.hpc.plugins.module_utils.release import YAML_IMPORT_ERROR
-from ansible_collections.pharos.hpc.plugins.module_utils.release_activate import Systemctl
-from ansible_collections.pharos.hpc.plugins.module_utils.release_run import PROBES, RunError, run
+from ansible_collections.pharos.hpc.plugins.module_utils.release.contents import YAML_IMPORT_ERROR
+from ansible_collections.pharos.hpc.plugins.module_utils.release.systemd import Systemctl
+from ansible_collections.pharos.hpc.plugins.module_utils.release.run import PROBES, RunError, run
 from ansible_collections.pharos.hpc.plugins.module_utils.waldur import WaldurError, read_token
 
 

@@ -77,9 +77,9 @@ units:
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
-from ansible_collections.pharos.hpc.plugins.module_utils.release import YAML_IMPORT_ERROR
-from ansible_collections.pharos.hpc.plugins.module_utils.release_activate import Systemctl
-from ansible_collections.pharos.hpc.plugins.module_utils.release_run import RunError, run
+from ansible_collections.pharos.hpc.plugins.module_utils.release.contents import YAML_IMPORT_ERROR
+from ansible_collections.pharos.hpc.plugins.module_utils.release.systemd import Systemctl
+from ansible_collections.pharos.hpc.plugins.module_utils.release.run import RunError, run
 
 REPORTED = ("current", "previous", "installed", "active_record", "unit_states", "units")
 

@@ -7,7 +7,8 @@ import pytest
 
 PROJECT = Path(__file__).resolve().parents[2]
 # collections/ links this checkout as ansible_collections/pharos/hpc: module_utils import as Ansible imports them.
-sys.path.insert(0, str(PROJECT / "collections"))
+# scripts/ holds the release builder's own code (release_builder), which does not ship.
+sys.path[:0] = [str(PROJECT / "collections"), str(PROJECT / "scripts")]
 
 
 @pytest.fixture(scope="session")

@@ -13,9 +13,9 @@ import os
 import shutil
 from pathlib import Path
 
-from ansible_collections.pharos.hpc.plugins.module_utils import release, release_archive
-from ansible_collections.pharos.hpc.plugins.module_utils.release_host import Layout
-from ansible_collections.pharos.hpc.plugins.module_utils.release_stage import make_read_only, record_venvs
+from ansible_collections.pharos.hpc.plugins.module_utils.release.layout import Layout
+from ansible_collections.pharos.hpc.plugins.module_utils.release.stage import make_read_only, record_venvs
+from release_builder.archive import dump_manifest, pack, write_sums
 
 PROJECT = Path(__file__).resolve().parents[2]
 SSH_UNIT = "pharos-ssh-access-agent.service"
@@ -44,7 +44,7 @@ def write_release_tree(directory, release_id, units=None):
     """The files of a release (what an archive holds), with SHA256SUMS; returns the directory."""
     units = units or {SSH_UNIT: unit_text(release_id), AGENT_TEMPLATE: unit_text(release_id, AGENT_TEMPLATE)}
     files = {
-        "manifest.yml": release.dump_manifest(manifest(release_id)),
+        "manifest.yml": dump_manifest(manifest(release_id)),
         "site.env.example": (PROJECT / "release" / "site.env.example").read_text(),
         "requirements/site-agent.txt": "",
         "requirements/ssh-access.txt": "",
@@ -53,7 +53,7 @@ def write_release_tree(directory, release_id, units=None):
     for path, text in files.items():
         (directory / path).parent.mkdir(parents=True, exist_ok=True)
         (directory / path).write_text(text)
-    release.write_sums(str(directory))
+    write_sums(str(directory))
     return directory
 
 
@@ -61,7 +61,7 @@ def pack_release(tmp_path, release_id, units=None):
     """A release archive as scripts/pharos-release-build packs one."""
     tree = write_release_tree(tmp_path / ("tree-" + release_id) / release_id, release_id, units)
     archive = tmp_path / ("%s.tar.gz" % release_id)
-    release_archive.pack(str(tree), str(archive), release_id)
+    pack(str(tree), str(archive), release_id)
     return archive
 
 

@@ -36,7 +36,7 @@ def test_a_tampered_archive_is_refused_in_check_mode_as_in_a_real_run(root, tmp_
     write_site_env(root)
     tree_root = tmp_path / "tree-r1" / "r1"
     (tree_root / "units" / "pharos-ssh-access-agent.service").write_text("[Service]\nExecStart=/bin/false\n")
-    from ansible_collections.pharos.hpc.plugins.module_utils import release_archive  # pylint: disable=import-outside-toplevel
+    from release_builder import archive as release_archive  # pylint: disable=import-outside-toplevel
     release_archive.pack(str(tree_root), str(archive), "r1")
     result, _text = run_module(dict(state="present", archive=str(archive), root=str(root)), check=True)
     assert result["failed"] and "does not match its SHA-256 in SHA256SUMS: it was altered" in result["msg"]

@@ -5,7 +5,8 @@ import os
 
 import pytest
 
-from ansible_collections.pharos.hpc.plugins.module_utils import release
+from ansible_collections.pharos.hpc.plugins.module_utils.release import contents as release
+from release_builder.archive import dump_manifest, write_sums
 
 MANIFEST = {
     "format": 1, "release_id": "2026.11.0", "dependency_mode": "wheelhouse", "python_version": "3.13",
@@ -18,7 +19,7 @@ MANIFEST = {
     },
 }
 FILES = {
-    "manifest.yml": release.dump_manifest(MANIFEST),
+    "manifest.yml": dump_manifest(MANIFEST),
     "site.env.example": "WALDUR_API_URL=https://waldur.example.org/api/\n",
     "requirements/site-agent.txt": "waldur-site-agent==1.0.8rc9 --hash=sha256:" + "a" * 64 + "\n",
     "requirements/ssh-access.txt": "pharos-ssh-access-standin==0.1.0 --hash=sha256:" + "b" * 64 + "\n",
@@ -34,7 +35,7 @@ def root(tmp_path):
     for path, text in FILES.items():
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         (root / path).write_text(text)
-    release.write_sums(str(root))
+    write_sums(str(root))
     return root
 
 
@@ -55,7 +56,7 @@ def changed(**fields):
 # --- the manifest ---------------------------------------------------------------------------
 
 def test_a_dumped_manifest_loads_back_equal():
-    assert release.load_manifest(release.dump_manifest(MANIFEST)) == MANIFEST
+    assert release.load_manifest(dump_manifest(MANIFEST)) == MANIFEST
 
 
 MANIFEST_CASES = [
@@ -180,12 +181,12 @@ def test_a_tampered_release_is_refused_naming_each_difference(root, tamper):
 def test_sums_are_not_written_over_a_tree_holding_a_symlink(root):
     (root / "link").symlink_to("/etc/passwd")
     with pytest.raises(release.ReleaseError, match="link is a symlink"):
-        release.write_sums(str(root))
+        write_sums(str(root))
 
 
 def test_a_manifest_naming_a_file_the_release_lacks_is_refused(root):
     (root / "units" / "pharos-ssh-access-agent.service").unlink()
-    release.write_sums(str(root))
+    write_sums(str(root))
     with pytest.raises(release.ReleaseError, match="manifest.yml names units/pharos-ssh-access-agent.service, which"):
         release.verify(str(root))
 
@@ -205,14 +206,14 @@ UNIT_CASES = {
 def test_a_unit_that_would_run_as_root_is_refused(root, case):
     text, problem = UNIT_CASES[case]
     (root / "units" / "pharos-ssh-access-agent.service").write_text(text)
-    release.write_sums(str(root))
+    write_sums(str(root))
     with pytest.raises(release.ReleaseError, match="units/pharos-ssh-access-agent.service .*%s" % problem):
         release.verify(str(root))
 
 
 def test_a_unit_file_no_component_declares_is_refused(root):
     (root / "units" / "ssh.service").write_text("[Service]\nUser=pharos-agent\n")
-    release.write_sums(str(root))
+    write_sums(str(root))
     with pytest.raises(release.ReleaseError, match="units/ssh.service is not declared by any component"):
         release.verify(str(root))
 

@@ -9,10 +9,10 @@ from release_host_support import (
     SSH_UNIT, Clock, RecordingSystemd, install_release, no_token, pack_release, params, read_record, tree,
     unit_text, write_site_env)
 
-from ansible_collections.pharos.hpc.plugins.module_utils import release_activate
-from ansible_collections.pharos.hpc.plugins.module_utils.release_activate import Systemctl, parse_show
-from ansible_collections.pharos.hpc.plugins.module_utils.release_host import Layout
-from ansible_collections.pharos.hpc.plugins.module_utils.release_run import RunError, run
+from ansible_collections.pharos.hpc.plugins.module_utils.release import activate as release_activate
+from ansible_collections.pharos.hpc.plugins.module_utils.release.layout import Layout
+from ansible_collections.pharos.hpc.plugins.module_utils.release.run import RunError, run
+from ansible_collections.pharos.hpc.plugins.module_utils.release.systemd import Systemctl, SystemdError, parse_show
 
 
 def activate(root, systemd, check=False, **overrides):
@@ -298,6 +298,6 @@ def test_systemctl_is_asked_in_one_call_and_a_failure_names_the_command():
 
     systemd = Systemctl(run, "/usr/bin/systemctl")
     assert systemd.states([SSH_UNIT])[SSH_UNIT]["active"] == "active"
-    with pytest.raises(release_activate.SystemdError, match="systemctl restart -- x.service failed .exit 1.: Unit x"):
+    with pytest.raises(SystemdError, match="systemctl restart -- x.service failed .exit 1.: Unit x"):
         systemd.restart(["x.service"])
     assert argvs[0] == ["/usr/bin/systemctl", "show", "--property=Id,ActiveState,UnitFileState", "--", SSH_UNIT]

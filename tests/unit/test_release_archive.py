@@ -6,7 +6,9 @@ import tarfile
 
 import pytest
 
-from ansible_collections.pharos.hpc.plugins.module_utils import release, release_archive
+from ansible_collections.pharos.hpc.plugins.module_utils.release import archive as release_archive, contents as release
+from release_builder.archive import FIXED_MTIME, pack
+from release_builder.wheels import parse_requirements, requirements_text, wheel_identity
 
 HASH = "0" * 63 + "1"
 
@@ -18,23 +20,23 @@ HASH = "0" * 63 + "1"
     ("docopt-0.6.2-1-py2.py3-none-any.whl", ("docopt", "0.6.2", "py2.py3", "none", "any")),
 ])
 def test_a_wheel_file_name_gives_its_canonical_name_version_and_tags(file_name, identity):
-    assert release_archive.wheel_identity(file_name) == identity
+    assert wheel_identity(file_name) == identity
 
 
 def test_a_file_that_is_not_a_wheel_name_is_refused():
     with pytest.raises(release.ReleaseError, match="not name-version-python-abi-platform.whl"):
-        release_archive.wheel_identity("docopt-0.6.2.tar.gz")
+        wheel_identity("docopt-0.6.2.tar.gz")
 
 
 def test_requirements_are_one_sorted_hash_pinned_line_per_distribution_and_read_back_equal():
-    text = release_archive.requirements_text([("Waldur_Site.Agent", "1.0.8rc9", HASH), ("anyio", "4.16.0", HASH)])
+    text = requirements_text([("Waldur_Site.Agent", "1.0.8rc9", HASH), ("anyio", "4.16.0", HASH)])
     assert text == ("anyio==4.16.0 --hash=sha256:%s\nwaldur-site-agent==1.0.8rc9 --hash=sha256:%s\n" % (HASH, HASH))
-    assert release_archive.parse_requirements(text) == [("anyio", "4.16.0", HASH), ("waldur-site-agent", "1.0.8rc9", HASH)]
+    assert parse_requirements(text) == [("anyio", "4.16.0", HASH), ("waldur-site-agent", "1.0.8rc9", HASH)]
 
 
 def test_a_distribution_pinned_twice_is_refused():
     with pytest.raises(release.ReleaseError, match="pyyaml is pinned twice"):
-        release_archive.requirements_text([("PyYAML", "6.0.1", HASH), ("pyyaml", "6.0.4", HASH)])
+        requirements_text([("PyYAML", "6.0.1", HASH), ("pyyaml", "6.0.4", HASH)])
 
 
 @pytest.mark.parametrize("line", [
@@ -46,7 +48,7 @@ def test_a_distribution_pinned_twice_is_refused():
 ])
 def test_a_requirements_line_that_is_not_one_exact_hash_pin_is_refused(line):
     with pytest.raises(release.ReleaseError, match="line 1 is not 'name==version --hash=sha256:<hex>'"):
-        release_archive.parse_requirements(line + "\n")
+        parse_requirements(line + "\n")
 
 
 @pytest.fixture
@@ -61,15 +63,15 @@ def tree(tmp_path):
 
 
 def test_the_same_files_always_pack_to_the_same_bytes_with_fixed_owner_mode_and_time(tree, tmp_path):
-    release_archive.pack(str(tree), str(tmp_path / "first.tar.gz"), "r1")
+    pack(str(tree), str(tmp_path / "first.tar.gz"), "r1")
     (tree / "units" / "a.service").touch()
     (tree / "units" / "a.service").chmod(0o600)
-    release_archive.pack(str(tree), str(tmp_path / "second.tar.gz"), "r1")
+    pack(str(tree), str(tmp_path / "second.tar.gz"), "r1")
     assert (tmp_path / "first.tar.gz").read_bytes() == (tmp_path / "second.tar.gz").read_bytes()
     with tarfile.open(tmp_path / "first.tar.gz") as archive:
         members = archive.getmembers()
     assert [member.name for member in members] == ["r1", "r1/SHA256SUMS", "r1/bin-tool", "r1/units", "r1/units/a.service"]
-    assert {(member.uid, member.gid, member.mtime) for member in members} == {(0, 0, release_archive.FIXED_MTIME)}
+    assert {(member.uid, member.gid, member.mtime) for member in members} == {(0, 0, FIXED_MTIME)}
     assert {member.name: oct(member.mode) for member in members if member.isfile()} == {
         "r1/SHA256SUMS": "0o644", "r1/bin-tool": "0o755", "r1/units/a.service": "0o644"}
 
@@ -77,7 +79,7 @@ def test_the_same_files_always_pack_to_the_same_bytes_with_fixed_owner_mode_and_
 def test_a_tree_holding_a_symlink_is_not_packed(tree, tmp_path):
     (tree / "units" / "b.service").symlink_to("/etc/passwd")
     with pytest.raises(release.ReleaseError, match="units/b.service is a symlink"):
-        release_archive.pack(str(tree), str(tmp_path / "r.tar.gz"), "r1")
+        pack(str(tree), str(tmp_path / "r.tar.gz"), "r1")
 
 
 def member(name, kind=tarfile.REGTYPE, link=""):
@@ -118,7 +120,7 @@ def test_an_archive_with_a_member_that_is_not_a_plain_file_or_directory_is_refus
 
 
 def test_an_unpacked_archive_keeps_its_files_and_their_executable_bit(tree, tmp_path):
-    release_archive.pack(str(tree), str(tmp_path / "r.tar.gz"), "r1")
+    pack(str(tree), str(tmp_path / "r.tar.gz"), "r1")
     (tmp_path / "out").mkdir()
     root = release_archive.unpack(str(tmp_path / "r.tar.gz"), str(tmp_path / "out"))
     assert root == str(tmp_path / "out" / "r1")

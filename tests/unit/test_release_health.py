@@ -5,7 +5,7 @@ tests/integration/waldur/test_release_probes.py."""
 import pytest
 from release_host_support import Clock
 
-from ansible_collections.pharos.hpc.plugins.module_utils.release_health import failures, units_active
+from ansible_collections.pharos.hpc.plugins.module_utils.release.health import failures, units_active
 
 UNIT = "pharos-ssh-access-agent.service"
 

@@ -3,7 +3,7 @@ starting situation. The steps are what check mode returns and what a run applies
 
 import pytest
 
-from ansible_collections.pharos.hpc.plugins.module_utils.release_plan import PlanError, plan, predict, target_release
+from ansible_collections.pharos.hpc.plugins.module_utils.release.plan import PlanError, plan, predict, target_release
 
 UNIT = "pharos-ssh-access-agent.service"
 NEW_FILE, OLD_FILE = "sha256:" + "2" * 64, "sha256:" + "1" * 64

@@ -1,4 +1,4 @@
-"""A release archive's signature (module_utils/release_signature.py): what verifies, and that
+"""A release archive's signature (module_utils/release/signature.py): what verifies, and that
 every other archive, signature or key is refused with the reason and the fix."""
 
 import base64
@@ -7,8 +7,8 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from ansible_collections.pharos.hpc.plugins.module_utils import release_signature
-from ansible_collections.pharos.hpc.plugins.module_utils.release_signature import SignatureError
+from ansible_collections.pharos.hpc.plugins.module_utils.release import signature as release_signature
+from ansible_collections.pharos.hpc.plugins.module_utils.release.signature import SignatureError
 
 SIGNER_PRIVATE, SIGNER_PUBLIC = release_signature.new_key_pair()
 OTHER_PRIVATE, OTHER_PUBLIC = release_signature.new_key_pair()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.pharos.hpc.plugins.module_utils import release
+from release_builder.archive import dump_manifest
 
 MANIFEST = {"format": 1, "release_id": "2026.11.0", "dependency_mode": "index", "python_version": "3.13",
             "site_env_example": "site.env.example",
@@ -27,7 +27,7 @@ TASKS = {
 @pytest.fixture(scope="module")
 def results(project, tmp_path_factory):
     directory = tmp_path_factory.mktemp("lookup")
-    (directory / "manifest.yml").write_text(release.dump_manifest(MANIFEST))
+    (directory / "manifest.yml").write_text(dump_manifest(MANIFEST))
     playbook = directory / "read.yml"
     playbook.write_text(json.dumps([{"hosts": "localhost", "gather_facts": False,
                                      "vars": {"manifest": str(directory / "manifest.yml")},

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 PROJECT = Path(__file__).resolve().parents[3]
-sys.path.insert(0, str(PROJECT / "collections"))
+sys.path[:0] = [str(PROJECT / "collections"), str(PROJECT / "scripts")]
 
 SPEC = PROJECT / "tests" / "integration" / "release" / "components.yml"
 BUILDER = PROJECT / "scripts" / "pharos-release-build"
@@ -19,7 +19,8 @@ INPUTS = [SPEC, BUILDER, PROJECT / "release" / "site.env.example",
           *sorted((PROJECT / "release" / "units").glob("*")),
           *sorted((PROJECT / "tests" / "fixtures" / "ssh_access_agent").rglob("*.py")),
           PROJECT / "tests" / "fixtures" / "ssh_access_agent" / "pyproject.toml",
-          PROJECT / "plugins" / "module_utils" / "release.py", PROJECT / "plugins" / "module_utils" / "release_archive.py"]
+          PROJECT / "plugins" / "module_utils" / "release" / "contents.py",
+          *sorted((PROJECT / "scripts" / "release_builder").glob("*.py"))]
 
 
 @pytest.fixture(scope="session")

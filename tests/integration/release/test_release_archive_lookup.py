@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.pharos.hpc.plugins.module_utils import release, release_archive, release_signature, site_env_rules
+from ansible_collections.pharos.hpc.plugins.module_utils import site_env_rules
+from ansible_collections.pharos.hpc.plugins.module_utils.release import archive as release_archive, contents as release, signature as release_signature
 
 PROJECT = Path(__file__).resolve().parents[3]
 SITE_ENV = PROJECT / "release" / "site.env.example"

@@ -19,7 +19,9 @@ PROJECT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(PROJECT / "collections"))
 
 # pylint: disable=wrong-import-position
-from ansible_collections.pharos.hpc.plugins.module_utils import release, release_archive, site_env_rules  # noqa: E402
+from ansible_collections.pharos.hpc.plugins.module_utils import site_env_rules  # noqa: E402
+from ansible_collections.pharos.hpc.plugins.module_utils.release import archive as release_archive, contents as release  # noqa: E402
+from release_builder.wheels import parse_requirements, wheel_identity  # noqa: E402
 
 SPEC = PROJECT / "tests" / "integration" / "release" / "components.yml"
 BUILDER = PROJECT / "scripts" / "pharos-release-build"
@@ -42,11 +44,11 @@ def test_the_archive_holds_one_release_whose_sha256sums_check(root):
 
 
 def test_every_wheel_matches_its_requirements_line_and_every_line_has_its_wheel(root):
-    wheels = {release_archive.wheel_identity(path.name)[:2]: release.sha256_file(str(path))
+    wheels = {wheel_identity(path.name)[:2]: release.sha256_file(str(path))
               for path in (root / "wheelhouse").iterdir()}
     pinned = {}
     for requirements in (root / "requirements").iterdir():
-        for name, version, digest in release_archive.parse_requirements(requirements.read_text()):
+        for name, version, digest in parse_requirements(requirements.read_text()):
             assert wheels.get((name, version)) == digest, "%s: %s==%s" % (requirements.name, name, version)
             pinned[(name, version)] = digest
     assert set(pinned) == set(wheels)

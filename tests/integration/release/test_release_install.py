@@ -18,8 +18,8 @@ sys.path.append(str(Path(__file__).resolve().parents[2] / "unit"))
 from release_host_support import (  # noqa: E402
     RecordingSystemd, no_token, params, read_record, remove, write_site_env)
 
-from ansible_collections.pharos.hpc.plugins.module_utils.release_host import Layout  # noqa: E402
-from ansible_collections.pharos.hpc.plugins.module_utils.release_run import RunError, run  # noqa: E402
+from ansible_collections.pharos.hpc.plugins.module_utils.release.layout import Layout  # noqa: E402
+from ansible_collections.pharos.hpc.plugins.module_utils.release.run import RunError, run  # noqa: E402
 
 
 def command(argv):

@@ -13,7 +13,7 @@ import pytest
 PROJECT = Path(__file__).resolve().parents[3]
 # The collection is importable as ansible_collections.pharos.hpc through collections/ (a link
 # to this checkout), the simulator from tests/fixtures.
-sys.path[:0] = [str(PROJECT / "collections"), str(PROJECT / "tests" / "fixtures")]
+sys.path[:0] = [str(PROJECT / "collections"), str(PROJECT / "tests" / "fixtures"), str(PROJECT / "scripts")]
 
 from ansible.module_utils.testing import patch_module_args  # noqa: E402  pylint: disable=wrong-import-position
 from waldur_simulator import RecordingHost, WaldurSimulator, make_pki  # noqa: E402  pylint: disable=wrong-import-position

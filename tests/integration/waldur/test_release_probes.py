@@ -14,9 +14,9 @@ from conftest import TOKEN  # noqa: E402
 from release_host_support import (  # noqa: E402
     SSH_UNIT, Clock, RecordingSystemd, install_release, params, read_record, remove)
 
-from ansible_collections.pharos.hpc.plugins.module_utils.release_health import (  # noqa: E402
+from ansible_collections.pharos.hpc.plugins.module_utils.release.health import (  # noqa: E402
     offering_active, site_api_answers)
-from ansible_collections.pharos.hpc.plugins.module_utils.release_run import RunError, run  # noqa: E402
+from ansible_collections.pharos.hpc.plugins.module_utils.release.run import RunError, run  # noqa: E402
 from waldur_simulator import make_pki  # noqa: E402
 
 

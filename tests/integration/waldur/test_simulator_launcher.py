@@ -18,7 +18,7 @@ import pytest
 from conftest import PROJECT
 from cryptography import x509
 
-from ansible_collections.pharos.hpc.plugins.module_utils.release_health import offering_active, site_api_answers
+from ansible_collections.pharos.hpc.plugins.module_utils.release.health import offering_active, site_api_answers
 
 OFFERING_UUID = "5eed" * 8
 READY_TIMEOUT = 60

@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import copy
 
-from ansible_collections.pharos.hpc.plugins.module_utils.release_host import PlanError, component_link_target
+from ansible_collections.pharos.hpc.plugins.module_utils.release.layout import component_link_target
 
 STATES = ("present", "active", "rolled_back", "stopped", "info")
 ACTIVATING = ("active", "rolled_back")
+
+
+class PlanError(Exception):
+    """The requested state cannot be reached from what the host holds; the message says how to fix it."""
 
 
 def target_release(state, release_id, host):
@@ -47,7 +51,7 @@ def _stage_steps(desired, host):
     if desired.get("fingerprint") and installed != desired["fingerprint"]:
         raise PlanError("Release %s is already installed with other inputs (fingerprint %s, these are %s): the archive's "
                         "manifest or site.env differ from the ones it was installed with, and a release id is never "
-                        "reused (seed 002 §2). Fix: build the change as a new release id." %
+                        "reused (docs/release.md). Fix: build the change as a new release id." %
                         (release_id, installed, desired["fingerprint"]))
     return []
 

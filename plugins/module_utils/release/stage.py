@@ -2,7 +2,7 @@
 # Copyright: Pharos HPC engineering
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Staging a release on a host: check the archive, unpack it, install each component offline,
-make the tree read-only and record its fingerprint (seed 002 §2-§4).
+make the tree read-only and record its fingerprint (docs/release.md, "On the host").
 
 A virtualenv's scripts name their interpreter by absolute path, so the venvs are built where
 they stay, in /opt/pharos-hpc/releases/<id>/venvs/. The fingerprint file is written last: a
@@ -17,8 +17,8 @@ import shutil
 import stat
 import tempfile
 
-from ansible_collections.pharos.hpc.plugins.module_utils import release, release_archive
-from ansible_collections.pharos.hpc.plugins.module_utils.release_host import sha256_bytes
+from ansible_collections.pharos.hpc.plugins.module_utils.release.archive import unpack
+from ansible_collections.pharos.hpc.plugins.module_utils.release.contents import ReleaseError, sha256_bytes, verify
 
 # What each virtualenv held when it was installed, written before the fingerprint.
 VENV_SUMS_NAME = "venvs.sha256"
@@ -52,9 +52,9 @@ def inspect_archive(archive):
     scratch = tempfile.mkdtemp(prefix="pharos-release-check-")
     try:
         try:
-            root = release_archive.unpack(archive, scratch)
-            manifest = release.verify(root)
-        except (release.ReleaseError, OSError, ValueError) as error:
+            root = unpack(archive, scratch)
+            manifest = verify(root)
+        except (ReleaseError, OSError, ValueError) as error:
             raise StageError("The release archive %s is refused: %s" % (archive, error)) from None
         units = {}
         for name in release_units(manifest, manifest["components"]):
@@ -67,11 +67,11 @@ def inspect_archive(archive):
 
 def installed_manifest(layout, release_id, components=()):
     """The manifest of an installed release after SHA256SUMS holds again and every named component
-    has its virtualenv, holding what was installed; StageError naming every problem otherwise
-    (seed 002 §4: activation validates)."""
+    has its virtualenv, holding what was installed; StageError naming every problem otherwise:
+    an activation runs only what was checked."""
     try:
-        manifest = release.verify(layout.release_files(release_id))
-    except release.ReleaseError as error:
+        manifest = verify(layout.release_files(release_id))
+    except ReleaseError as error:
         raise StageError("Installed release %s no longer matches its SHA256SUMS, so it is not activated: %s\nFix: "
                          "install the release again under a new release id from a trusted archive."
                          % (release_id, error)) from None
@@ -240,9 +240,9 @@ def stage(layout, archive, fingerprint, run, python, index_url=None):
     try:
         os.makedirs(target, mode=0o755)
         scratch = tempfile.mkdtemp(prefix=".unpack-", dir=target)
-        os.rename(release_archive.unpack(archive, scratch), layout.release_files(release_id))
+        os.rename(unpack(archive, scratch), layout.release_files(release_id))
         os.rmdir(scratch)
-        manifest = release.verify(layout.release_files(release_id))
+        manifest = verify(layout.release_files(release_id))
         for component in sorted(manifest["components"]):
             install_component(run, python, layout.release_files(release_id), layout.venv(release_id, component),
                               component, manifest, index_url)
@@ -253,7 +253,7 @@ def stage(layout, archive, fingerprint, run, python, index_url=None):
             handle.write(fingerprint + "\n")
         os.chmod(layout.fingerprint_file(release_id), 0o444)
         os.chmod(target, 0o555)
-    except release.ReleaseError as error:
+    except ReleaseError as error:
         remove_tree(target)
         raise StageError("Release %s is refused after unpacking: %s" % (release_id, error)) from None
     except Exception:

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: Pharos HPC engineering
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""A Pharos HPC release: its manifest, its SHA256SUMS and its fingerprint (seed 002 §2-§4).
+"""A Pharos HPC release: its manifest, its SHA256SUMS and its fingerprint (docs/release.md).
 
 A release is one directory (packed as <release_id>.tar.gz) holding manifest.yml, the
 hash-pinned requirements of each component, the wheels (wheelhouse mode), the unit files,
@@ -133,20 +133,16 @@ def load_manifest(text):
     return manifest
 
 
-def dump_manifest(manifest):
-    """The manifest as the YAML text a release carries; load_manifest() reads it back equal."""
-    problems = manifest_problems(manifest)
-    if problems:
-        raise ReleaseError("manifest", problems)
-    return yaml.safe_dump(manifest, sort_keys=True, default_flow_style=False)
-
-
 def sha256_file(path):
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for chunk in iter(lambda: handle.read(CHUNK), b""):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def sha256_bytes(data):
+    return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
 def walk(root):
@@ -166,17 +162,6 @@ def walk(root):
             elif not stat.S_ISDIR(mode):
                 problems.append("%s is not a regular file" % relative)
     return sorted(files), problems
-
-
-def write_sums(root):
-    """Write root/SHA256SUMS over every other file (sha256sum's format); returns its text."""
-    files, problems = walk(root)
-    if problems:
-        raise ReleaseError("release %s" % root, problems)
-    text = "".join("%s  %s\n" % (sha256_file(os.path.join(root, path)), path) for path in files if path != SUMS_NAME)
-    with open(os.path.join(root, SUMS_NAME), "w", encoding="utf-8") as handle:
-        handle.write(text)
-    return text
 
 
 def sums_problems(root):
@@ -264,8 +249,8 @@ def verify(root):
 
 def fingerprint(manifest, site_env_values):
     """sha256:<hex> of a manifest and a site.env's values, for refusing to install a release id
-    again with other inputs (seed 002 §2). Key order, comments and YAML layout do not change it;
-    any value does."""
+    again with other inputs: one release id is one set of code and values. Key order, comments
+    and YAML layout do not change it; any value does."""
     canonical = json.dumps({"manifest": manifest, "site_env": dict(site_env_values)},
                            sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return "sha256:" + hashlib.sha256(canonical.encode("ascii")).hexdigest()

@@ -6,8 +6,9 @@
 Every change is remembered in memory with what it replaced. When a step or the health check
 fails, the changes are undone in reverse order: previous and current links, component links,
 unit files (written back byte for byte, or removed), a daemon-reload, then the units that ran
-before are restarted and the others stopped (seed 002 §4). Nothing is journalled on disk: the
-links and /var/lib/pharos-hpc/active-release, written only after health held, are the record.
+before are restarted and the others stopped (docs/release.md, "Rollback on failure"). Nothing
+is journalled on disk: the links and /var/lib/pharos-hpc/active-release, written only after
+health held, are the record.
 """
 
 from __future__ import annotations
@@ -16,60 +17,8 @@ import json
 import os
 import tempfile
 
-from ansible_collections.pharos.hpc.plugins.module_utils.release_host import (
-    component_link_target, release_link_target)
-
-
-class SystemdError(Exception):
-    """systemctl failed; the message names the command and its output."""
-
-
-class Systemctl:
-    """systemd through systemctl. run(argv) -> (rc, stdout, stderr), like AnsibleModule.run_command."""
-
-    PROPERTIES = "Id,ActiveState,UnitFileState"
-
-    def __init__(self, run, systemctl="systemctl"):
-        self._run = run
-        self.systemctl = systemctl
-
-    def _call(self, *arguments):
-        argv = [self.systemctl] + list(arguments)
-        rc, out, err = self._run(argv)
-        if rc != 0:
-            raise SystemdError("%s failed (exit %d): %s" % (" ".join(argv), rc, (err or out).strip()[-600:]))
-        return out
-
-    def states(self, units):
-        """{unit: {"active": ActiveState, "enabled": UnitFileState}} in one systemctl call."""
-        out = self._call("show", "--property=" + self.PROPERTIES, "--", *units)
-        return parse_show(out, units)
-
-    def daemon_reload(self):
-        self._call("daemon-reload")
-
-    def enable(self, units):
-        self._call("enable", "--", *units)
-
-    def disable(self, units):
-        self._call("disable", "--", *units)
-
-    def restart(self, units):
-        self._call("restart", "--", *units)
-
-    def stop(self, units):
-        self._call("stop", "--", *units)
-
-
-def parse_show(text, units):
-    """systemctl show's blocks (Key=Value lines, a blank line between units) as states by unit."""
-    found = {}
-    for block in text.strip().split("\n\n"):
-        fields = dict(line.split("=", 1) for line in block.splitlines() if "=" in line)
-        if fields.get("Id"):
-            found[fields["Id"]] = {"active": fields.get("ActiveState") or "inactive",
-                                   "enabled": fields.get("UnitFileState") or "not-found"}
-    return {unit: found.get(unit, {"active": "inactive", "enabled": "not-found"}) for unit in units}
+from ansible_collections.pharos.hpc.plugins.module_utils.release.health import HealthError
+from ansible_collections.pharos.hpc.plugins.module_utils.release.layout import component_link_target, release_link_target
 
 
 def replace_symlink(path, target):
@@ -216,11 +165,3 @@ class Activation:
             self.systemd.stop(idle)
             said.append("stopped %s (not running before)" % ", ".join(idle))
         return said
-
-
-class HealthError(Exception):
-    """The activated release did not become healthy; failures lists each failed probe's message."""
-
-    def __init__(self, failures):
-        self.failures = list(failures)
-        super().__init__("health did not hold: " + " | ".join(self.failures))

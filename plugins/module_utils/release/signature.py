@@ -16,7 +16,8 @@ __metaclass__ = type
 
 import base64
 import binascii
-import hashlib
+
+from ansible_collections.pharos.hpc.plugins.module_utils.release.contents import sha256_bytes, sha256_file
 
 try:
     from cryptography.exceptions import InvalidSignature
@@ -34,17 +35,9 @@ class SignatureError(Exception):
     """An archive whose signature cannot be trusted; str() says why and what to do."""
 
 
-def archive_sha256(path):
-    digest = hashlib.sha256()
-    with open(path, "rb") as archive:
-        for block in iter(lambda: archive.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def statement(path):
     """What the signer signs for the archive at path."""
-    return STATEMENT % archive_sha256(path).encode("ascii")
+    return STATEMENT % sha256_file(path).encode("ascii")
 
 
 def _require_cryptography():
@@ -56,7 +49,7 @@ def _require_cryptography():
 def signer_fingerprint(public_key):
     """sha256:<hex> of the raw public key, to compare with the one the release signer publishes."""
     raw = public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
-    return "sha256:" + hashlib.sha256(raw).hexdigest()
+    return sha256_bytes(raw)
 
 
 def load_signer(pem, source):

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: Pharos HPC engineering
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The health of an activated release (seed 002 §4): three probes, none follows a redirect.
+"""The health of an activated release: three probes, none follows a redirect (docs/release.md).
 
 - units: every selected unit is active after a settle time, polled until the timeout, so a
   unit that starts and exits (auto-restart shows as activating, then failed) is caught.
@@ -10,9 +10,10 @@
 - site_api: the Site API origin answers over TLS verified against its CA. "Answers" means a
   2xx or 4xx response to an unauthenticated GET of the origin: the edge routed the request
   to a backend that judged it (401/404 are expected for a bare origin). A 3xx fails: it is
-  not followed (seed 002 §8: a web response or browser-login redirect means misrouting), and
-  nothing is sent to its target. A 5xx fails after the retries: the edge is up, the backend
-  is not. The probe sends no credential: TLS proves the endpoint, never authority.
+  not followed (a web page or a browser-login redirect means the edge routes the Site API's
+  host to another service), and nothing is sent to its target. A 5xx fails after the
+  retries: the edge is up, the backend is not. The probe sends no credential: TLS proves the
+  endpoint, never authority.
 """
 
 from __future__ import annotations
@@ -31,6 +32,14 @@ if HAS_HTTPX:
 SETTLE_SECONDS = 3.0
 POLL_SECONDS = 1.0
 RUNNING = "active"
+
+
+class HealthError(Exception):
+    """The activated release did not become healthy; failures lists each failed probe's message."""
+
+    def __init__(self, messages):
+        self.failures = list(messages)
+        super().__init__("health did not hold: " + " | ".join(self.failures))
 
 
 def _probe(name, failure):

@@ -1,0 +1,286 @@
+# -*- coding: utf-8 -*-
+# Copyright: Pharos HPC engineering
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""One pharos_release run: read the host once, plan, return the plan in check mode, else
+apply it, require health, and restore the predecessor when activation fails.
+
+run() takes the systemd interface and the command runner as arguments, so the module passes
+systemctl and run_command, and tests pass their own.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from ansible_collections.pharos.hpc.plugins.module_utils import site_env_rules
+from ansible_collections.pharos.hpc.plugins.module_utils.release.activate import Activation
+from ansible_collections.pharos.hpc.plugins.module_utils.release.contents import ReleaseError, fingerprint as release_fingerprint, sha256_bytes
+from ansible_collections.pharos.hpc.plugins.module_utils.release.health import failures, run_probes
+from ansible_collections.pharos.hpc.plugins.module_utils.release.host import HostError, read_active_record, read_host, read_release_link
+from ansible_collections.pharos.hpc.plugins.module_utils.release.layout import Layout
+from ansible_collections.pharos.hpc.plugins.module_utils.release.plan import ACTIVATING, PlanError, plan, predict, target_release
+from ansible_collections.pharos.hpc.plugins.module_utils.release.stage import (
+    StageError, inspect_archive, installed_manifest, release_units, stage, unit_digests)
+from ansible_collections.pharos.hpc.plugins.module_utils.release.systemd import SystemdError
+from ansible_collections.pharos.hpc.plugins.module_utils.site_env import SiteEnvError
+
+SITE_AGENT_TEMPLATE = "waldur-site-agent@.service"
+PROBES = ("units", "offering", "site_api")
+
+
+class RunError(Exception):
+    """The run failed; result holds what the module returns with the message."""
+
+    def __init__(self, message, result=None):
+        super().__init__(message)
+        self.result = result or {}
+
+
+def read_site_env(path, manifest=None, required=False):
+    """site.env's checked values ({} when absent and not required)."""
+    if not os.path.lexists(path):
+        if required:
+            raise RunError("%s does not exist: a release is installed with the Site's values, whose fingerprint it "
+                           "records (docs/release.md). Fix: write site.env (see site.env.example in the release) first." % path)
+        return {}
+    try:
+        return site_env_rules.check_file(path, components=list(manifest["components"]) if manifest else None,
+                                         dependency_mode=manifest["dependency_mode"] if manifest else None)
+    except SiteEnvError as error:
+        raise RunError(str(error)) from None
+
+
+def unit_names(manifest, components, instances):
+    """The units to run: each unit file of the components, a template once per instance."""
+    names = []
+    for file_name, component in release_units(manifest, components).items():
+        if not file_name.endswith("@.service"):
+            names.append(file_name)
+            continue
+        chosen = instances.get(file_name) or []
+        if not chosen:
+            raise RunError("Unit %s of component %s is a template and no instance is named. Fix: set instances: {%s: "
+                           "[...]} or SITE_AGENT_MODES in site.env." % (file_name, component, file_name))
+        names += ["%s@%s.service" % (file_name[:-len("@.service")], instance) for instance in chosen]
+    return names
+
+
+def _health_config(params, site_env):
+    root = params["root"]
+
+    def under_root(path):
+        return os.path.join(root, path.lstrip("/"))
+    return {
+        "health_timeout": params["health_timeout"], "health_settle": params["health_settle"],
+        "waldur_url": params.get("waldur_url") or site_env.get("WALDUR_API_URL"),
+        "token_file": params.get("token_file") or under_root("/etc/pharos-hpc/secrets/site-agent-token"),
+        "ca_file": params.get("ca_file") or under_root("/etc/pharos-hpc/site-agent-ca.crt"),
+        "offering_uuid": params.get("offering_uuid") or site_env.get("CENTRAL_OFFERING_UUID"),
+        "site_api_url": params.get("site_api_url") or site_env.get("CENTRAL_SITE_API_URL"),
+        "site_api_ca_file": params.get("site_api_ca_file") or under_root("/etc/pharos-hpc/site-api-ca.crt"),
+    }
+
+
+def probe_config(params, site_env, read_token):
+    """The health options of the probes selected; the token is read from its file only when needed."""
+    config = _health_config(params, site_env)
+    selected = params["probes"]
+    if "offering" in selected:
+        if not (config["waldur_url"] and config["offering_uuid"]):
+            raise RunError("The offering probe needs waldur_url and offering_uuid (or WALDUR_API_URL and "
+                           "CENTRAL_OFFERING_UUID in site.env). Fix: give them, or leave offering out of probes.")
+        config["waldur_token"] = read_token(config["token_file"])
+    else:
+        config["offering_uuid"] = None
+    if "site_api" in selected:
+        if not config["site_api_url"]:
+            raise RunError("The site_api probe needs site_api_url (or CENTRAL_SITE_API_URL in site.env). Fix: give it, "
+                           "or leave site_api out of probes.")
+    else:
+        config["site_api_url"] = None
+    return config
+
+
+def _target(params, layout, host_links):
+    """(release id, manifest, {unit file: sha256}, archive) of the release the run acts on."""
+    archive = params.get("archive")
+    if archive:
+        manifest, units = inspect_archive(archive)
+        if params.get("release_id") and params["release_id"] != manifest["release_id"]:
+            raise RunError("The archive %s holds release %s, not %s. Fix: give the matching archive or release_id."
+                           % (archive, manifest["release_id"], params["release_id"]))
+        return manifest["release_id"], manifest, {name: sha256_bytes(data) for name, data in units.items()}, archive
+    release_id = target_release(params["state"], params.get("release_id"), host_links)
+    if release_id is None:
+        return None, None, {}, None
+    if not os.path.isfile(layout.fingerprint_file(release_id)):
+        if params["state"] in ("present", "active", "rolled_back"):
+            return release_id, None, {}, None     # plan() names what is missing
+        raise RunError("Release %s is not installed on this host." % release_id)
+    manifest = installed_manifest(layout, release_id)
+    return release_id, manifest, None, None
+
+
+def _components(params, state, site_env, record):
+    """The components a run acts on: as given, else site.env's for an activation, else the active record's."""
+    components = params.get("components") or (site_env.get("ACTIVATION_COMPONENTS", "").split()
+                                              if state in ACTIVATING else []) or record.get("components") or []
+    if state in ACTIVATING and not components:
+        raise RunError("No component to activate. Fix: set components, or ACTIVATION_COMPONENTS in site.env.")
+    return components
+
+
+def _check_components(layout, release_id, manifest, components):
+    """Refuse components the release does not carry, and an installed release that changed since its install."""
+    if os.path.isfile(layout.fingerprint_file(release_id)):
+        installed_manifest(layout, release_id, components)
+    elif set(components) - set(manifest["components"]):
+        raise RunError("Release %s does not carry %s (it carries %s). Fix: correct components or "
+                       "ACTIVATION_COMPONENTS." % (release_id, ", ".join(sorted(set(components) - set(
+                           manifest["components"]))), ", ".join(sorted(manifest["components"]))))
+
+
+def _units(params, site_env, manifest, components, record):
+    """The units a run acts on: the release's for the components, else the active record's."""
+    instances = dict(params.get("instances") or {})
+    if site_env.get("SITE_AGENT_MODES"):
+        instances.setdefault(SITE_AGENT_TEMPLATE, site_env["SITE_AGENT_MODES"].split())
+    return unit_names(manifest, components, instances) if manifest else list(record.get("units") or [])
+
+
+class ReleaseRun:
+    """One run: its inputs, what it read from the host and the steps it planned, then one method
+    per state (BY_STATE) that applies them. The module passes systemctl and run_command as
+    systemd and command; tests pass their own."""
+
+    def __init__(self, params, systemd, command, check_mode, read_token, sleep, clock):
+        self.params, self.state, self.check_mode = params, params["state"], check_mode
+        self.systemd, self.command, self.read_token, self.sleep, self.clock = systemd, command, read_token, sleep, clock
+        self.layout = Layout(params["root"])
+        self.release_id = self.archive = self.fingerprint = self.host = self.desired = None
+        self.site_env, self.components, self.units, self.steps, self.result = {}, [], [], [], {}
+
+    def plan(self):
+        """Read the host once and plan; RunError for whatever stops the run before anything changes."""
+        try:
+            self._read_and_plan()
+        except (HostError, PlanError, StageError, SystemdError, ReleaseError) as error:
+            raise RunError(str(error)) from None
+        self.result = {"changed": bool(self.steps), "release_id": self.release_id, "fingerprint": self.fingerprint,
+                       "steps": self.steps, "units": self.units, "components": self.components,
+                       "diff": predict(self.host, self.steps, self.desired)}
+
+    def _read_and_plan(self):
+        layout, state = self.layout, self.state
+        links = {"current": read_release_link(layout.current), "previous": read_release_link(layout.previous)}
+        self.release_id, manifest, digests, self.archive = _target(self.params, layout, links)
+        self.site_env = read_site_env(self.params.get("site_env") or layout.site_env, manifest,
+                                      required=bool(self.archive) and state in ("present", "active"))
+        record = read_active_record(layout) or {}
+        self.components = _components(self.params, state, self.site_env, record)
+        if manifest is not None and state in ACTIVATING:
+            _check_components(layout, self.release_id, manifest, self.components)
+        self.units = _units(self.params, self.site_env, manifest, self.components, record)
+        if manifest is not None and digests is None:
+            digests = unit_digests(layout, self.release_id, manifest, self.components)
+        self.host = read_host(layout, self.components, sorted(digests or {}), self.units, self.systemd)
+        self.fingerprint = release_fingerprint(manifest, self.site_env) if self.archive else None
+        self.desired = {"state": state, "release_id": self.release_id, "archive": self.archive,
+                        "fingerprint": self.fingerprint, "components": self.components, "units": self.units,
+                        "unit_files": {name: digest for name, digest in (digests or {}).items()
+                                       if name in release_units(manifest, self.components)} if manifest else {}}
+        self.steps = plan(self.desired, self.host)
+
+    def report(self):
+        """info: what the host holds, read only."""
+        self.result.update(current=self.host["current"], previous=self.host["previous"],
+                           installed=sorted(self.host["installed"]), active_record=self.host["active_record"],
+                           unit_states=self.host["units"])
+        return self.result
+
+    def install(self):
+        """present: stage the release when it is not installed yet."""
+        if not self.check_mode:
+            self._stage_when_planned()
+        return self.result
+
+    def stop(self):
+        """stopped: stop and disable the units; the steps done stay done when one fails."""
+        if self.check_mode or not self.steps:
+            return self.result
+        try:
+            Activation(self.layout, self.systemd, self.release_id, self.host["units"]).apply(self.steps)
+        except (SystemdError, OSError) as error:
+            raise RunError("Stopping release %s failed: %s. Fix: see the cause, then re-run; the steps done stay done."
+                           % (self.release_id, error), self.result) from None
+        return self.result
+
+    def activate(self):
+        """active and rolled_back: stage when planned, apply the steps with health required before
+        the record is written, and restore the predecessor when anything fails."""
+        if self.check_mode:
+            return self.result
+        config = probe_config(self.params, self.site_env, self.read_token)
+        steps = self._stage_when_planned()
+        if not steps:
+            return self._require_health(config)
+        activation = Activation(self.layout, self.systemd, self.release_id, self.host["units"])
+        try:
+            activation.apply(steps, health=lambda: self._probe(config))
+        except Exception as error:  # pylint: disable=broad-except  # any failure must restore the predecessor
+            raise RunError(_restored_message(activation, self.release_id, self.host, error),
+                           dict(self.result, restored=True)) from None
+        self.result["current"] = self.release_id
+        return self.result
+
+    def _stage_when_planned(self):
+        """Stage the release when the plan starts with it; returns the steps that follow."""
+        if not self.steps or self.steps[0]["step"] != "stage":
+            return self.steps
+        try:
+            stage(self.layout, self.archive, self.fingerprint, self.command, self.params["python"],
+                  self.site_env.get("PYTHON_INDEX_URL"))
+        except (StageError, ReleaseError, OSError) as error:
+            raise RunError("%s Nothing was activated." % error, dict(self.result, changed=False)) from None
+        return self.steps[1:]
+
+    def _probe(self, config):
+        """The failed probes' messages; the result keeps every probe's outcome."""
+        probes = run_probes(config, self.systemd, self.units, sleep=self.sleep, clock=self.clock)
+        self.result["health"] = probes
+        return failures(probes)
+
+    def _require_health(self, config):
+        failed = self._probe(config)
+        if failed:
+            raise RunError("Release %s is active and nothing was changed, but its health does not hold: %s"
+                           % (self.release_id, " | ".join(failed)), self.result)
+        return self.result
+
+
+BY_STATE = {"present": ReleaseRun.install, "active": ReleaseRun.activate, "rolled_back": ReleaseRun.activate,
+            "stopped": ReleaseRun.stop, "info": ReleaseRun.report}
+
+
+def run(params, systemd, command, check_mode, read_token, sleep=time.sleep, clock=time.monotonic):
+    """The module's result for params; RunError with the result to fail with."""
+    release_run = ReleaseRun(params, systemd, command, check_mode, read_token, sleep, clock)
+    release_run.plan()
+    return BY_STATE[release_run.state](release_run)
+
+
+def _restored_message(activation, release_id, host, error):
+    cause = "Activation of release %s failed: %s." % (release_id, str(error).rstrip(".") or type(error).__name__)
+    try:
+        said = activation.restore()
+    except (SystemdError, OSError) as restore_error:
+        return ("%s Restoring the predecessor failed too: %s. Fix: run pharos_release with state: rolled_back%s once "
+                "the cause is fixed." % (cause, restore_error, " and release_id: %s" % host["current"]
+                                         if host["current"] else ""))
+    if host["current"] and host["current"] != release_id:
+        return "%s The earlier release %s is active again (%s)." % (cause, host["current"], "; ".join(said))
+    if host["current"]:
+        return "%s Release %s stays current with its earlier unit files and units (%s)." % (
+            cause, release_id, "; ".join(said))
+    return "%s No release was active before; the host is back to that (%s)." % (cause, "; ".join(said))
