@@ -196,6 +196,9 @@ def _other_customer_owner(site):
                       customer_uuid=site.customer_uuid)
 
 
+EVERY_CLAUSE = ["offering_active", "billing_plan", "username_generation_policy",
+                "service_provider_can_create_offering_user", "provider_role", "node_component"]
+
 CLAUSES = {
     "offering_active": (_set_state("Paused"), ["is Paused, not Active"]),
     "username_generation_policy": (_set_option("username_generation_policy", "identity_claim"), [
@@ -215,9 +218,7 @@ def test_the_contract_holds_on_a_converged_offering_and_changes_nothing(site):
     result = run_module(site.args(mode="contract", uuid=offering["uuid"]))
     assert not result.get("failed"), result
     assert result["failed_clauses"] == [] and result["changed"] is False
-    assert [clause["clause"] for clause in result["contract"] if clause["ok"]] == [
-        "offering_active", "billing_plan", "username_generation_policy", "service_provider_can_create_offering_user",
-        "provider_role", "node_component"]
+    assert [clause["clause"] for clause in result["contract"] if clause["ok"]] == EVERY_CLAUSE
     assert site.waldur.snapshot() == before and len(site.waldur.writes()) == 3
 
 
@@ -262,12 +263,16 @@ def test_a_service_provider_manager_alone_does_not_see_the_offering_and_is_told_
     assert "grant the user CUSTOMER.OWNER on the provider organisation" in result["msg"]
 
 
-def test_the_contract_accepts_a_staff_token(site):
+def test_a_staff_token_without_any_role_holds_every_contract_clause(site):
     converged(site)
     site.waldur.revoke_all(site.user_uuid)
     site.waldur.state.users[site.user_uuid]["is_staff"] = True
     result = run_module(site.args(mode="contract"))
     assert not result.get("failed"), result["msg"]
+    assert result["failed_clauses"] == [], result["failed_clauses"]
+    # Every clause was judged and held, provider_role too although the user holds no role at all.
+    assert [(clause["clause"], clause["ok"], clause["message"]) for clause in result["contract"]] == [
+        (name, True, "holds") for name in EVERY_CLAUSE]
 
 
 def test_the_contract_names_a_missing_billing_plan_and_its_fix(site):
