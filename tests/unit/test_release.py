@@ -1,4 +1,4 @@
-"""The release manifest, SHA256SUMS over a release tree, and the install fingerprint (seed 002 §2)."""
+"""The release manifest, SHA256SUMS over a release tree, and the install fingerprint (docs/release.md, "manifest.yml")."""
 
 import copy
 import os

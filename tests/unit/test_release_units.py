@@ -1,5 +1,5 @@
-"""The release's unit files: hardened as seed 000 lists, fixed service accounts, bearers as
-credentials (seed 002 §3), and accepted by systemd itself."""
+"""The release's unit files: hardened as docs/release.md lists ("The unit files"), fixed service
+accounts, bearers as credentials, and accepted by systemd itself."""
 
 import shutil
 import subprocess
@@ -12,7 +12,7 @@ UNITS = {
     "pharos-ssh-access-agent.service": {"user": "pharos-ssh-access", "component": "ssh-access",
                                         "entry_point": "pharos-ssh-access-agent", "credential": "ssh-access-site-token"},
 }
-# Seed 000, "Unit hardening", plus the system call filter.
+# docs/release.md, "The unit files": the hardening, with the system call filter.
 HARDENING = {
     "NoNewPrivileges": "yes", "CapabilityBoundingSet": "", "AmbientCapabilities": "", "ProtectSystem": "strict",
     "ProtectHome": "yes", "PrivateTmp": "yes", "PrivateDevices": "yes", "RestrictSUIDSGID": "yes",

@@ -1,4 +1,4 @@
-"""What must stop a release before it changes anything (seed 002 §8): a missing secret, an archive
+"""What must stop a release before it changes anything (docs/release.md, "The playbooks"): a missing secret, an archive
 the pinned signer did not sign, a tampered archive, a component the release does not carry, a reused release id with other inputs; and
 check.yml, which changes nothing and names every failed precondition in one run. These run before
 test_release_changes.py (file order), while release-b was never installed."""

@@ -1,6 +1,6 @@
 """Changing the active release with the playbooks: a check that predicts the change exactly, a
 second activation that changes nothing, rollbacks, and an activation that fails its health and
-restores the release before it (seed 002 §4, §8)."""
+restores the release before it (docs/release.md, "States" and "Rollback on failure")."""
 
 from scenario import ALL_UNITS, OFFERING_UUID, RELEASES, changed_count, current, release, run_playbook, task_results, waldur
 
