@@ -63,31 +63,35 @@ def rotated(host):
 
 
 # Each step: the task the run is killed after, a file someone changed by hand first (the next
-# run writes it back) or None, and the daemons left on what they read before, as (node, unit,
-# file). The Slurm play's handlers all wait for its end, so one kill after its last change
-# leaves every Slurm daemon behind; the earlier roles flush their handlers, so each is a step.
+# run writes it back) or None, the daemons left on what they read before, as (node, unit,
+# file), and the hosts the run is limited to. The Slurm play's handlers all wait for its end,
+# so one kill after its last change leaves every Slurm daemon behind; the earlier roles flush
+# their handlers, so each is a step. The steps on the login node's own roles run on it alone,
+# since the first full run after the key's step has put the key on every node; the Slurm play
+# needs every node (each node's description comes from the node).
+LOGIN_ONLY = ("--limit", "pharos-cluster-login")
 CHAIN = [
-    ("Install the cluster's key", None, [("every node with the new key", "munge", "/etc/munge/munge.key")]),
+    ("Install the cluster's key", None, [("every node with the new key", "munge", "/etc/munge/munge.key")], ()),
     ("Listen on loopback and the local socket only", "/etc/default/slapd",
-     [("pharos-cluster-login", "slapd", "/etc/default/slapd")]),
+     [("pharos-cluster-login", "slapd", "/etc/default/slapd")], ()),
     ("Configure SSSD to read members and keys from the directory", None,
-     [("pharos-cluster-login", "sssd", "/etc/sssd/sssd.conf")]),
-    ("Write the members' drop-in", "/etc/ssh/sshd_config.d/50-pharos-members.conf", []),
+     [("pharos-cluster-login", "sssd", "/etc/sssd/sssd.conf")], LOGIN_ONLY),
+    ("Write the members' drop-in", "/etc/ssh/sshd_config.d/50-pharos-members.conf", [], LOGIN_ONLY),
     ("Write slurmdbd.conf, readable by slurm alone (it holds the database password)",
      "/etc/systemd/system/slurmrestd.service.d/pharos.conf",
      [("pharos-cluster-login", "slurmrestd", "/etc/systemd/system/slurmrestd.service.d/pharos.conf"),
       ("pharos-cluster-login", "slurmctld", "/etc/slurm/jwt_hs256.key"),
       ("pharos-cluster-login", "slurmctld", "/etc/slurm/slurm.conf"),
-      ("pharos-cluster-login", "slurmdbd", "/etc/slurm/slurmdbd.conf")]),
+      ("pharos-cluster-login", "slurmdbd", "/etc/slurm/slurmdbd.conf")], ()),
 ]
 
 
-@pytest.mark.parametrize(("task", "changed_by_hand", "left_behind"), CHAIN, ids=[step[0] for step in CHAIN])
+@pytest.mark.parametrize(("task", "changed_by_hand", "left_behind", "limit"), CHAIN, ids=[step[0] for step in CHAIN])
 def test_a_run_killed_right_after_a_change_leaves_the_daemon_on_its_old_files(
-        host, rotated, task, changed_by_hand, left_behind):
+        host, rotated, task, changed_by_hand, left_behind, limit):
     if changed_by_hand:
         tamper(host, changed_by_hand)
-    status, output = run_playbook("converge.yml", extra_vars=rotated, interrupt_after=task)
+    status, output = run_playbook("converge.yml", *limit, extra_vars=rotated, interrupt_after=task)
     assert status == -9 and f"INTERRUPTED after '{task}'" in output, output[-3000:]
     for name, unit, path in left_behind:
         if name == "every node with the new key":
