@@ -15,7 +15,6 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import base64
-import hashlib
 import os
 import re
 import traceback
@@ -36,6 +35,10 @@ except ImportError:
 DEFAULT_LDAPI_SOCKET = "/run/slapd/ldapi"
 LOOPBACK_HOSTS = ("127.0.0.1", "::1", "localhost")
 SECRET_PLACEHOLDER = "<secret, not shown>"
+# The attribute the Password Modify operation (RFC 3062) sets, and the scheme of the value an
+# entry holds until it has: no password scheme slapd knows.
+PASSWORD_ATTRIBUTE = "userPassword"
+UNUSABLE_PASSWORD_SCHEME = "{UNSET}"
 
 # slapd prefixes the values (and some RDNs) of X-ORDERED attributes in cn=config with "{n}";
 # frontend and config databases use "{-1}" and "{0}".
@@ -207,11 +210,28 @@ def render_entry(dn, attributes, secret_attribute=None, secret_state=None):
     return "\n".join(lines) + "\n"
 
 
-def ssha_hash(password, salt=None):
-    """RFC 2307 ``{SSHA}``: base64(SHA-1(password + salt) + salt), with a random 8-byte salt."""
-    salt = os.urandom(8) if salt is None else salt
-    digest = hashlib.sha1(password.encode("utf-8") + salt).digest()
-    return "{SSHA}" + base64.b64encode(digest + salt).decode("ascii")
+def holds_password(attributes):
+    """Whether an entry's attributes (``None`` for no entry) hold a userPassword value."""
+    return attributes is not None and any(_attribute_key(name) == _attribute_key(PASSWORD_ATTRIBUTE)
+                                          for name in attributes)
+
+
+def plan_password(held, accepted):
+    """What the password option needs: ``set`` (the entry holds none, or does not exist yet),
+    ``changed`` (slapd refused a bind with it) or ``unchanged``."""
+    if not held:
+        return "set"
+    return "unchanged" if accepted else "changed"
+
+
+def unusable_password():
+    """A userPassword that no bind matches, held only between creating an entry and slapd setting
+    its password (simpleSecurityObject requires a value from the start).
+
+    slapd refuses a bind against a value under a scheme it does not know; the random rest keeps
+    the value unguessable even where it would be compared as clear text.
+    """
+    return UNUSABLE_PASSWORD_SCHEME + base64.b64encode(os.urandom(24)).decode("ascii")
 
 
 def connection_problem(uri, bind_dn, bind_password):
@@ -353,7 +373,8 @@ def _resolve_ordered_dn(connection, dn):
 def password_matches(module, dn, password):
     """Whether the entry accepts this password: a simple bind over the local socket.
 
-    Comparing hashes would report a change on every run, since each ``{SSHA}`` has its own salt.
+    The stored value is slapd's own hash, salted and in whatever scheme it was set with; a bind
+    lets slapd compare, so the same password is no change whatever the scheme.
     """
     url = ldap3_url("ldapi:///", module.params["ldapi_socket"])
     try:
@@ -381,6 +402,17 @@ def apply_changes(connection, dn, action, changes):
             connection.delete(dn)
     except LDAPException as error:
         raise LdapError("slapd refused to %s %s: %s. %s" % (action, dn, _describe(error), _fix_for(error)))
+
+
+def set_password(connection, dn, password):
+    """Have slapd hash and store the entry's userPassword with its own scheme (olcPasswordHash),
+    through the Password Modify extended operation (RFC 3062)."""
+    try:
+        done = connection.extend.standard.modify_password(user=dn, new_password=password)
+    except LDAPException as error:
+        raise LdapError("slapd refused to set the password of %s: %s. %s" % (dn, _describe(error), _fix_for(error)))
+    if done is not True:
+        raise LdapError("slapd did not confirm the password of %s. Check slapd's log (journalctl -u slapd)." % dn)
 
 
 def _fix_for(error):

@@ -13,12 +13,19 @@ short_description: An LDAP entry present or absent, with exact attributes where 
 version_added: 0.1.0
 description:
   - Reads the entry once, plans the difference to the desired attributes, and applies it as one
-    add, one modify or one delete.
+    add, one modify or one delete, followed for a password by one Password Modify operation.
   - Under C(cn=config), values of ordered attributes are compared without their C({n}) prefix,
     and an RDN without an index finds its ordered entry (V(cn=openssh-lpk,cn=schema,cn=config)
     finds C(cn={4}openssh-lpk,cn=schema,cn=config)).
-  - A password is stored as a salted C({SSHA}) hash. It is checked with a bind as the entry, not
-    by comparing hashes, so a run with the same password reports no change.
+  - A password is set by slapd itself, through the LDAP Password Modify extended operation
+    (RFC 3062), so slapd stores it hashed with its own scheme (C(olcPasswordHash) on the frontend
+    database; C({SSHA}) when unset). The module never hashes a password and never compares
+    hashes; it checks the password with a bind as the entry, so a run with the same password
+    reports no change, whatever the scheme. A password already stored keeps its hash until it
+    changes.
+  - A new entry with a password is created holding a value no bind matches, then slapd sets the
+    password. If a run stops between the two, the next run finds a password that does not bind
+    and sets it.
 author: Pharos HPC engineering (@pharos-ai-factory)
 extends_documentation_fragment:
   - pharos.hpc.ldap
@@ -28,7 +35,7 @@ attributes:
     description: Reports the change and its diff without writing.
   diff_mode:
     support: full
-    description: The managed attributes before and after, LDIF-like; passwords are never shown.
+    description: The managed attributes before and after, LDIF-like; passwords and their hashes are never shown.
 options:
   dn:
     description:
@@ -56,13 +63,16 @@ options:
     default: []
   password:
     description:
-      - The entry's password, stored hashed in O(password_attribute). Never logged or shown.
+      - The entry's password, set in C(userPassword) by slapd, which hashes it. Never logged or shown.
+      - The connection's identity needs C(write) access to the entry's C(userPassword); root over
+        C(ldapi:///), the default, has it as the database's administrator.
+      - The entry's object classes must allow C(userPassword) (for example C(simpleSecurityObject)
+        or C(inetOrgPerson)). Must not be empty, and must not be given in O(attributes) as well.
     type: str
-  password_attribute:
-    description:
-      - The attribute that holds O(password).
-    type: str
-    default: userPassword
+seealso:
+  - name: The directory
+    description: docs/directory.md in this collection, "Service passwords".
+    link: https://github.com/pharos-ai-factory/pharos-hpc/blob/main/docs/directory.md
 """
 
 EXAMPLES = r"""
@@ -99,7 +109,7 @@ action:
   type: str
   choices: [add, modify, delete, none]
 changed_attributes:
-  description: The names of the attributes written (a password's name, never its value).
+  description: The names of the attributes written (C(userPassword) for a password, never its value).
   returned: always
   type: list
   elements: str
@@ -109,8 +119,9 @@ changed_attributes:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.pharos.hpc.plugins.module_utils.ldap import (
-    LdapError, apply_changes, connect, is_config_dn, ldap_connection_argument_spec,
-    password_matches, plan_entry, read_entry, render_entry, require_ldap3, ssha_hash)
+    PASSWORD_ATTRIBUTE, LdapError, apply_changes, connect, holds_password, is_config_dn,
+    ldap_connection_argument_spec, password_matches, plan_entry, plan_password, read_entry,
+    render_entry, require_ldap3, set_password, unusable_password)
 
 
 def as_value_lists(attributes):
@@ -129,17 +140,18 @@ def main():
         attributes=dict(type="dict", default={}),
         exact=dict(type="list", elements="str", default=[]),
         password=dict(type="str", no_log=True),
-        password_attribute=dict(type="str", default="userPassword", no_log=False),
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     require_ldap3(module)
     dn = module.params["dn"]
     desired = as_value_lists(module.params["attributes"])
     password = module.params["password"]
-    password_attribute = module.params["password_attribute"]
-    if password is not None and password_attribute.lower() in [name.lower() for name in desired]:
-        module.fail_json(msg="%s: give %s through the password option, which hashes it and never shows it, "
-                             "not in attributes." % (dn, password_attribute))
+    if password is not None and PASSWORD_ATTRIBUTE.lower() in [name.lower() for name in desired]:
+        module.fail_json(msg="%s: give %s through the password option, which slapd hashes and which is never "
+                             "shown, not in attributes." % (dn, PASSWORD_ATTRIBUTE))
+    if password == "":
+        module.fail_json(msg="%s: the password is empty; give one, or leave the password option out to keep "
+                             "the entry's own." % dn)
 
     connection = connect(module)
     try:
@@ -157,31 +169,31 @@ def main():
         except ValueError as error:
             module.fail_json(msg="%s: %s. Give the values in attributes (an empty list removes it)." % (dn, error))
         changes = list(plan["changes"])
-        secret_state = None
+        held = holds_password(current)
+        password_change = None
         if password is not None:
-            held = current is not None and any(name.lower() == password_attribute.lower() for name in current)
-            if not held:
-                changes.append(("add" if current is None else "replace", password_attribute, [ssha_hash(password)]))
-                secret_state = "set"
-            elif password_matches(module, actual_dn, password):
-                secret_state = "unchanged"
-            else:
-                changes.append(("replace", password_attribute, [ssha_hash(password)]))
-                secret_state = "changed"
-        action = "add" if current is None else ("modify" if changes else "none")
+            password_change = plan_password(held, held and password_matches(module, actual_dn, password))
+            if password_change == "set":
+                changes.append(("add", PASSWORD_ATTRIBUTE, [unusable_password()]))
+        sets_password = password_change in ("set", "changed")
+        action = "add" if current is None else ("modify" if changes or sets_password else "none")
         target = actual_dn or dn
-        held = current is not None and any(name.lower() == password_attribute.lower() for name in current)
+        changed_attributes = [name for _operation, name, _values in changes]
+        if password_change == "changed":
+            changed_attributes.append(PASSWORD_ATTRIBUTE)
         result = dict(
-            dn=target, action=action, changed=action != "none",
-            changed_attributes=[name for _operation, name, _values in changes],
+            dn=target, action=action, changed=action != "none", changed_attributes=changed_attributes,
             diff=dict(
-                before=render_entry(actual_dn, plan["before"], password_attribute,
+                before=render_entry(actual_dn, plan["before"], PASSWORD_ATTRIBUTE,
                                     "held" if password is not None and held else None),
-                after=render_entry(target, plan["after"], password_attribute,
-                                   secret_state and ("unchanged" if secret_state == "unchanged" else "new"))),
+                after=render_entry(target, plan["after"], PASSWORD_ATTRIBUTE,
+                                   password_change and ("unchanged" if password_change == "unchanged" else "new"))),
         )
         if result["changed"] and not module.check_mode:
-            apply_changes(connection, target, action, changes)
+            if changes:
+                apply_changes(connection, target, action, changes)
+            if sets_password:
+                set_password(connection, target, password)
     except LdapError as error:
         module.fail_json(msg=str(error))
     finally:

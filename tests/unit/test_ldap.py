@@ -4,8 +4,6 @@ Stored values below are as slapd 2.6.10 of Debian trixie returned them (ldapsear
 on cn=config of a fresh package install and after the openldap role).
 """
 
-import base64
-import hashlib
 import sys
 
 import ldap3
@@ -145,12 +143,34 @@ def test_a_diff_never_shows_the_password():
     assert text.startswith("dn: cn=pharos-agent,ou=services\ncn: pharos-agent\n")
 
 
-def test_ssha_hash_verifies_the_password_with_its_salt():
-    hashed = ldap.ssha_hash("correct horse", salt=b"12345678")
-    raw = base64.b64decode(hashed[len("{SSHA}"):])
-    assert raw[20:] == b"12345678"
-    assert raw[:20] == hashlib.sha1(b"correct horse12345678").digest()
-    assert ldap.ssha_hash("correct horse") != ldap.ssha_hash("correct horse")
+@pytest.mark.parametrize("held, accepted, needed", [
+    (False, False, "set"),       # a new entry, or one that has never had a password
+    (True, True, "unchanged"),   # slapd accepts a bind with it: whatever the hash, nothing to do
+    (True, False, "changed"),    # another password, or the value a stopped run left behind
+])
+def test_a_password_is_set_unless_a_bind_with_it_succeeds(held, accepted, needed):
+    assert ldap.plan_password(held, accepted) == needed
+
+
+@pytest.mark.parametrize("attributes, held", [
+    (None, False),
+    ({"cn": ["pharos-agent"]}, False),
+    ({"cn": ["pharos-agent"], "userPassword": ["{CRYPT}$6$x$y"]}, True),
+    ({"userpassword": ["{SSHA}x"]}, True),
+])
+def test_a_held_password_is_found_whatever_the_case_of_its_name(attributes, held):
+    assert ldap.holds_password(attributes) is held
+
+
+def test_the_value_held_until_slapd_sets_the_password_is_under_no_scheme_slapd_knows():
+    value = ldap.unusable_password()
+    scheme = value[:value.index("}") + 1]
+    # Schemes slapd 2.6 knows, built in or from its contrib modules.
+    assert scheme.upper() not in ("{SSHA}", "{SHA}", "{SMD5}", "{MD5}", "{CRYPT}", "{CLEARTEXT}", "{SASL}",
+                                  "{ARGON2}", "{PBKDF2}", "{PBKDF2-SHA256}", "{PBKDF2-SHA512}", "{SSHA256}",
+                                  "{SSHA512}", "{SHA256}", "{SHA512}", "{TOTP1}", "{TOTP256}", "{TOTP512}")
+    assert len(value) - len(scheme) >= 32
+    assert ldap.unusable_password() != value
 
 
 @pytest.mark.parametrize("uri, bind_dn, password, problem", [

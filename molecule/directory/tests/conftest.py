@@ -19,6 +19,20 @@ class SiteRun:
     def json(self):
         return json.loads(self.stdout)
 
+    def changed(self, host="pharos-directory-login"):
+        """The tasks that changed the host, by name ("role : task" without the role), with their
+        diffs: one diff, or a list of one per changed item of a loop."""
+        changed = {}
+        for play in self.json["plays"]:
+            for task in play["tasks"]:
+                result = task["hosts"].get(host, {})
+                if result.get("changed"):
+                    diff = result.get("diff")
+                    if "results" in result:
+                        diff = [item.get("diff") for item in result["results"] if item.get("changed")]
+                    changed[task["task"]["name"].split(" : ", 1)[-1]] = diff
+        return changed
+
 
 @pytest.fixture(scope="session")
 def run_site():
