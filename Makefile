@@ -45,13 +45,14 @@ lab-down: venv
 # pytest, the static checks and the newest ansible-core's run need no container and share
 # nothing, so they run side by side (each one's output printed whole when it ends), while the
 # scenarios beside the others start (the first of them mostly waits); the other scenarios follow.
-test: setup
+test: setup venv-newest
 	@$(MAKE) --no-print-directory molecule CHECKS_FIRST=yes
 
 checks: venv venv-newest
 	@$(MAKE) --no-print-directory --jobs=2 --output-sync=target unit static newest
 
-setup: venv venv-newest tools engine
+# What `make lab` needs too; the newest ansible-core's virtualenv is the tests' alone.
+setup: venv tools engine
 
 tools:
 	@missing=$$(for package in $(TOOLS); do \
