@@ -16,13 +16,16 @@ TEMPLATES = [
     "roles/scratch/templates/scratch-attempt.sh.j2",
     "roles/job_identity/templates/job-identity-prolog.sh.j2",
 ]
-SCRIPTS = ["scripts/sanity", "scripts/lab-member-key", "roles/slurm/files/pharos-slurm-resolve-users"]
+SCRIPTS = ["scripts/sanity", "scripts/docs-lint", "scripts/artifact-check", "scripts/installed-artifact.sh",
+           "scripts/lab-member-key", "roles/slurm/files/pharos-slurm-resolve-users"]
 
 
 def shellcheck(path):
     if not shutil.which("shellcheck"):
         pytest.fail("shellcheck is not installed: `make test` installs Debian's shellcheck package")
-    return subprocess.run(["shellcheck", "--format=gcc", str(path)], capture_output=True, text=True, check=False)
+    # -x, from the project's top: the files a script sources are checked with it.
+    return subprocess.run(["shellcheck", "-x", "--format=gcc", str(path)], cwd=PROJECT, capture_output=True, text=True,
+                          check=False)
 
 
 def lab_variables():
