@@ -10,6 +10,7 @@ import os
 
 import pytest
 import testinfra
+from root_files import write_root_only
 
 testinfra_hosts = ["ansible://pharos-directory-login"]
 
@@ -38,9 +39,7 @@ class Directory:
         # Passwords reach the tools through 0600 files, never through argv.
         for name, password in (("agent", site["openldap_agent_password"]),
                                ("reader", site["openldap_sssd_reader_password"])):
-            written = host.run("umask 077 && cat > /root/.pharos-%s.pw <<'SECRET'\n%s\nSECRET\n"
-                               "truncate -s -1 /root/.pharos-%s.pw" % (name, password, name))
-            assert written.rc == 0, written.stderr
+            write_root_only(host, "/root/.pharos-%s.pw" % name, password)
 
     def _tool(self, identity, tool, ldif="", arguments=""):
         binds = {

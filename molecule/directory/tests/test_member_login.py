@@ -8,6 +8,7 @@ scenario shortens SSSD's cache (host_vars), so each wait is a few seconds.
 import time
 
 import pytest
+from root_files import write_root_only
 
 testinfra_hosts = ["ansible://pharos-directory-login"]
 
@@ -44,9 +45,7 @@ class Identities:
         self.agent = "cn=pharos-agent,ou=services," + pharos
         self.uid = site["icarus_hpc_member_uid_min"] + 42
         self.gid = site["icarus_hpc_member_gid_min"] + 42
-        written = host.run("umask 077 && cat > /root/.pharos-login-agent.pw <<'SECRET'\n%s\nSECRET\n"
-                           "truncate -s -1 /root/.pharos-login-agent.pw" % site["openldap_agent_password"])
-        assert written.rc == 0, written.stderr
+        write_root_only(host, "/root/.pharos-login-agent.pw", site["openldap_agent_password"])
 
     def as_agent(self, tool, ldif):
         return self.host.run("%s -x -H ldap://127.0.0.1/ -D '%s' -y /root/.pharos-login-agent.pw <<'LDIF'\n%s\nLDIF"

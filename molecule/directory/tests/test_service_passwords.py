@@ -8,6 +8,7 @@ can only be slapd's own work. The fixture puts slapd's configuration back afterw
 import base64
 
 import pytest
+from root_files import write_root_only
 
 testinfra_hosts = ["ansible://pharos-directory-login"]
 
@@ -33,9 +34,7 @@ class Services:
         self.files = {}
         for dn, password in list(self.passwords.items()) + [("unset", UNSET_VALUE)]:
             path = "/root/.pharos-password-%s.pw" % dn.split(",")[0].split("=")[-1]
-            written = host.run("umask 077 && cat > %s <<'SECRET'\n%s\nSECRET\ntruncate -s -1 %s" % (path, password, path))
-            assert written.rc == 0, written.stderr
-            self.files[dn] = path
+            self.files[dn] = write_root_only(host, path, password)
 
     def as_root(self, tool, arguments="", ldif=""):
         command = "%s -Q -Y EXTERNAL -H ldapi:/// %s" % (tool, arguments)
