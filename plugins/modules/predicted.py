@@ -1,0 +1,108 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: Pharos HPC engineering
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: predicted
+short_description: Run a step, or in check mode report the change it would make where it cannot run yet
+version_added: 0.2.0
+description:
+  - Some steps cannot run in check mode on a host that a real run would change first. systemd knows no
+    unit for a package that is not installed yet; a database does not answer before its server is
+    installed; a file cannot be checked in a directory that does not exist yet; a command never runs
+    in check mode. Run there, such a step fails, or is skipped and hides the change a real run would make.
+  - This action runs the step given by O(module) and O(args) as its own task would, check mode and
+    diff included. Only in check mode, and only when O(pending) is true, it does not run the step and
+    reports C(changed) with O(prediction) as its message instead.
+  - Without O(module) it only reports the prediction, for a step that cannot be one task, such as an
+    C(include_tasks) whose C(when) leaves it out in check mode while O(pending) holds. Outside check mode,
+    or when O(pending) is false, it is then skipped.
+  - The step's arguments are templated with the task, before the action decides, so they must be defined
+    even where the step is pending.
+  - Module defaults (C(module_defaults)) of the play do not reach the step.
+author: Pharos HPC engineering (@pharos-ai-factory)
+attributes:
+  check_mode:
+    support: full
+    description: The step runs in check mode, unless O(pending) is true; then only the prediction is reported.
+  diff_mode:
+    support: full
+    description: The step's own diff is returned.
+  action:
+    support: full
+    description: An action plugin on the controller that runs the step's own action or module.
+  async:
+    support: none
+    description: The step cannot run asynchronously.
+options:
+  pending:
+    description:
+      - True when the step cannot run in check mode yet, because an earlier task of the run would have
+        made what it needs (typically C(<registered> is changed) of the task that installs a package).
+    type: bool
+    required: true
+  prediction:
+    description:
+      - What a real run would do, in words an administrator reads in the check mode output.
+    type: str
+    required: true
+  module:
+    description:
+      - The step's module, by its full name, for example C(ansible.builtin.systemd_service).
+      - A module with its own action plugin, such as C(ansible.builtin.copy) or C(ansible.builtin.template),
+        runs through it.
+    type: str
+  args:
+    description:
+      - The step's arguments, as its own task would give them.
+    type: dict
+    default: {}
+seealso:
+  - name: Check mode in the collection
+    description: How each role predicts the changes of a run on a new host.
+    link: https://github.com/pharos-ai-factory/pharos-hpc/blob/main/docs/production.md#check-mode-on-a-new-host
+"""
+
+EXAMPLES = r"""
+- name: Install munge
+  ansible.builtin.apt:
+    name: munge
+  register: munge_package
+
+- name: Start munge and enable it at boot
+  pharos.hpc.predicted:
+    pending: "{{ munge_package is changed }}"
+    prediction: munge would be installed, started and enabled at boot.
+    module: ansible.builtin.systemd_service
+    args:
+      name: munge
+      state: started
+      enabled: true
+
+# An include cannot be wrapped: leave it out in check mode while the step is pending, and
+# report the prediction beside it.
+- name: Configure the directory
+  ansible.builtin.include_tasks: directory.yml
+  when: not (ansible_check_mode and openldap_packages is changed)
+
+- name: Configure the directory (predicted, slapd is not installed yet)
+  pharos.hpc.predicted:
+    pending: "{{ openldap_packages is changed }}"
+    prediction: slapd would be installed and its directory configured.
+"""
+
+RETURN = r"""
+predicted:
+  description: True when the step did not run and the result is the prediction.
+  returned: when the step is pending in check mode
+  type: bool
+  sample: true
+msg:
+  description: The prediction, where the step did not run; otherwise what the step returned.
+  returned: sometimes
+  type: str
+  sample: munge would be installed, started and enabled at boot.
+"""
