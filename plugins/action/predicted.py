@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 from ansible.errors import AnsibleActionFail
-from ansible.module_utils.common.text.converters import to_text
 from ansible.plugins.action import ActionBase
 
 ARGUMENT_SPEC = dict(
@@ -62,5 +61,5 @@ class ActionModule(ActionBase):
             shared_loader_obj=self._shared_loader_obj,
         )
         if handler is None:
-            raise AnsibleActionFail(f"pharos.hpc.predicted: no action plugin {to_text(handler_name)!r} for {module!r}.")
+            raise AnsibleActionFail(f"pharos.hpc.predicted: no action plugin {handler_name!r} for {module!r}.")
         return handler.run(task_vars=task_vars)
