@@ -1,24 +1,35 @@
-"""Changing a partition limit in the inventory: --check --diff predicts it, and a run rewrites
-slurm.conf and reconfigures without restarting slurmdbd.
+"""Changing a partition limit in the inventory: --check --diff predicts it, and a run of the
+controller alone rewrites slurm.conf and reconfigures without restarting slurmdbd; slurmctld
+sends the new file to the configless nodes, which no run touches.
 
 Runs after test_cluster.py (pytest orders files by name) and leaves the new limit in place:
 test_rotation.py changes it once more with the secrets, and shows that the run after that one
 changes nothing.
 """
 
+import os
 import re
 
 import pytest
+import testinfra
 from scenario_playbooks import run_playbook
 
 testinfra_hosts = ["ansible://pharos-cluster-login"]
 
 SLURMDBD_TASK = "Start slurmdbd, restart it on changed files, and enable it at boot"
+CONTROLLER = "pharos-cluster-login"
+STAGING = "pharos-cluster-staging"
 
 
 def converge(*options, limit_minutes=None):
     extra = None if limit_minutes is None else {"icarus_hpc_slurm_staging_time_minutes": limit_minutes}
-    return run_playbook("converge.yml", *options, extra_vars=extra)
+    return run_playbook("converge.yml", "--limit", CONTROLLER, *options, extra_vars=extra)
+
+
+def fetched_conf(name):
+    """The slurm.conf a configless node's slurmd fetched from slurmctld."""
+    node = testinfra.get_host(f"ansible://{name}", ansible_inventory=os.environ["MOLECULE_INVENTORY_FILE"])
+    return node.file("/run/slurm/conf/slurm.conf").content_string
 
 
 def changed_counts(output):
@@ -56,7 +67,8 @@ def test_a_changed_staging_limit_is_predicted_and_applied_by_reconfigure(host, o
     assert "RUNNING HANDLER [pharos.hpc.slurm : Reconfigure Slurm]" in applied
     assert reported(applied, SLURMDBD_TASK).startswith("ok: ")
     assert "RUNNING HANDLER [pharos.hpc.slurm : Restart slurmctld]" not in applied
-    assert all(count >= 1 for count in changed_counts(applied).values()), applied[-2000:]
+    assert list(changed_counts(applied)) == [CONTROLLER] and changed_counts(applied)[CONTROLLER] >= 1, applied[-2000:]
     assert slurmdbd_pid(host) == dbd_before
     partition = host.run("scontrol -o show partition staging").stdout
     assert f"MaxTime=00:{new_minutes:02d}:00" in partition
+    assert f"MaxTime={new_minutes} State=UP" in fetched_conf(STAGING)

@@ -67,8 +67,8 @@ def rotated(host):
 # file), and the hosts the run is limited to. The Slurm play's handlers all wait for its end,
 # so one kill after its last change leaves every Slurm daemon behind; the earlier roles flush
 # their handlers, so each is a step. The steps on the login node's own roles run on it alone,
-# since the first full run after the key's step has put the key on every node; the Slurm play
-# needs every node (each node's description comes from the node).
+# since the first full run after the key's step has put the key on every node; so does the
+# Slurm step, as the configless nodes hold no file it changes.
 LOGIN_ONLY = ("--limit", "pharos-cluster-login")
 CHAIN = [
     ("Install the cluster's key", None, [("every node with the new key", "munge", "/etc/munge/munge.key")], ()),
@@ -82,7 +82,7 @@ CHAIN = [
      [("pharos-cluster-login", "slurmrestd", "/etc/systemd/system/slurmrestd.service.d/pharos.conf"),
       ("pharos-cluster-login", "slurmctld", "/etc/slurm/jwt_hs256.key"),
       ("pharos-cluster-login", "slurmctld", "/etc/slurm/slurm.conf"),
-      ("pharos-cluster-login", "slurmdbd", "/etc/slurm/slurmdbd.conf")], ()),
+      ("pharos-cluster-login", "slurmdbd", "/etc/slurm/slurmdbd.conf")], LOGIN_ONLY),
 ]
 
 

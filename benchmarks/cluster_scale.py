@@ -1,0 +1,249 @@
+"""How converging the Site scales with its number of compute nodes, on real containers.
+
+    .venv/bin/python benchmarks/cluster_scale.py [--nodes 3 10 30] [--prefix pharos-scale] [--keep]
+
+For each size N it starts, on the Docker network <prefix>, a login node (<prefix>-login), N
+compute nodes (<prefix>-compute01, ...), one staging node (the Site needs a staging partition)
+and one more compute node, <prefix>-joining, that the inventory leaves out. All run the
+pharos-lab/trixie:hpc image with the cluster scenario's container options
+(molecule/cluster/molecule.yml). playbooks/site.yml then runs as molecule runs it: the lab
+inventory's group_vars, the docker connection, pipelining, --diff, the scenario's stand-in
+member token issuer (molecule/cluster/prepare.yml), and --forks N + 2, one per host. It times:
+- the first converge of the whole Site, then its idempotent re-run;
+- --check --diff on the converged Site;
+- the joining node added to the compute group and converged alone with --limit (configless
+  nodes register themselves: nothing changes on the controller), then that run again.
+It prints a Markdown table of each step: its seconds, the seconds per host it ran on (N + 2 for
+the Site, 1 with --limit), the ratio to the same step at the smallest size, and the changed
+count of its PLAY RECAP (a re-run that changed something is reported, not stopped). Then the
+memory each container takes once the Site is converged (`docker stats`), and the joining
+node's changed count per host. It measures; it never passes or fails on time.
+
+Each size's containers are removed before the next size starts, and everything at the end,
+on Ctrl-C or a failure too, unless --keep leaves the last size's. The inventory, the stand-in
+issuer's key and each run's output stay in a work directory, printed first.
+Needs the Docker engine and the hpc image (`scripts/lab-engine up`), and memory for N + 3 containers.
+"""
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+PROJECT = Path(__file__).resolve().parents[1]
+ANSIBLE_PLAYBOOK = Path(sys.executable).parent / "ansible-playbook"
+IMAGE = "pharos-lab/trixie:hpc"
+ISSUER = "https://issuer.pharos.test"
+# As molecule/cluster/molecule.yml starts every node: systemd as PID 1 in a container.
+NODE_OPTIONS = ["--cgroupns", "private", "--tmpfs", "/run", "--tmpfs", "/run/lock", "--tmpfs", "/tmp",
+                "--cap-add", "SYS_ADMIN", "--security-opt", "seccomp=unconfined",
+                "--security-opt", "apparmor=unconfined", "--stop-signal", "SIGRTMIN+3"]
+NODE_COMMAND = ["/lib/systemd/systemd"]
+# The member token issuer reads its key through systemd's LoadCredential=, which the login node
+# sees only when /run propagates mounts.
+LOGIN_COMMAND = ["/bin/sh", "-c", "mount --make-rshared /run && exec /lib/systemd/systemd"]
+STEPS_EXPECTED_UNCHANGED = ("idempotent re-run", "check --diff", "+1 node re-run")
+UNITS_IN_MIB = {"B": 1 / 2 ** 20, "KiB": 1 / 1024, "MiB": 1, "GiB": 1024, "kB": 1e3 / 2 ** 20, "MB": 1e6 / 2 ** 20,
+                "GB": 1e9 / 2 ** 20}
+
+
+def docker(*arguments, check=True):
+    completed = subprocess.run(["docker", *arguments], capture_output=True, text=True, check=False)
+    if check and completed.returncode != 0:
+        sys.exit("benchmark: docker %s failed: %s" % (" ".join(arguments[:2]), completed.stderr.strip()))
+    return completed
+
+
+def site_names(prefix, size):
+    return {"login": prefix + "-login", "compute": ["%s-compute%02d" % (prefix, n) for n in range(1, size + 1)],
+            "staging": prefix + "-staging", "joining": prefix + "-joining"}
+
+
+def every_container(names):
+    return [names["login"], *names["compute"], names["staging"], names["joining"]]
+
+
+def our_containers(prefix):
+    listed = docker("ps", "-a", "--format", "{{.Names}}").stdout.split()
+    return [name for name in listed if name.startswith(prefix + "-")]
+
+
+def tear_down(prefix, network):
+    leftovers = our_containers(prefix)
+    if leftovers:
+        docker("rm", "-f", *leftovers, check=False)
+    docker("network", "rm", network, check=False)
+
+
+def start_site(names, network):
+    if docker("network", "inspect", network, check=False).returncode != 0:
+        docker("network", "create", network)
+    for name in every_container(names):
+        command = LOGIN_COMMAND if name == names["login"] else NODE_COMMAND
+        # The hostname is the node's name: slurmd registers under it.
+        docker("run", "-d", "--name", name, "--hostname", name, "--network", network, *NODE_OPTIONS, IMAGE, *command)
+    for name in every_container(names):
+        # "degraded" is an answer too: the roles start what the Site needs.
+        docker("exec", name, "timeout", "180", "systemctl", "is-system-running", "--wait", check=False)
+
+
+def write_inventories(work, names):
+    """The Site's inventory (linked to the lab's group_vars), and one that adds the joining node."""
+    inventory = work / "inventory"
+    inventory.mkdir(exist_ok=True)
+    group_vars = inventory / "group_vars"
+    if not group_vars.is_symlink():
+        group_vars.symlink_to(PROJECT / "inventories" / "lab" / "group_vars")
+
+    def hosts(*listed):
+        return {"hosts": {name: {} for name in listed}}
+
+    site = {"all": {"vars": {"ansible_connection": "community.docker.docker"}, "children": {
+        "login": hosts(names["login"]), "compute": hosts(*names["compute"]), "staging": hosts(names["staging"]),
+        "cluster": {"children": {"login": {}, "compute": {}, "staging": {}}}}}}
+    (inventory / "hosts.yml").write_text(yaml.safe_dump(site, sort_keys=False))
+    joining = work / "joining.yml"
+    joining.write_text(yaml.safe_dump({"all": {"children": {
+        "compute": hosts(names["joining"]), "cluster": hosts(names["joining"])}}}, sort_keys=False))
+    return inventory, joining
+
+
+def make_issuer(work):
+    """The cluster scenario's stand-in member token issuer: its public key, which the login node trusts."""
+    subprocess.run([sys.executable, str(PROJECT / "molecule" / "cluster" / "files" / "make_signer.py"), str(work)],
+                   capture_output=True, check=True)
+    return work / "signer.pub.pem"
+
+
+def changed_per_host(output):
+    recap = output[output.rfind("PLAY RECAP"):]
+    return {name: int(count) for name, count in re.findall(r"^(\S+)\s+: ok=\d+\s+changed=(\d+)", recap, re.MULTILINE)}
+
+
+def run_site(log, inventories, forks, issuer_key, *options):
+    """site.yml as molecule runs it; its wall time and the changed count of each host in its PLAY RECAP."""
+    command = [str(ANSIBLE_PLAYBOOK), "--diff", "--forks", str(forks),
+               "-e", "slurm_member_token_issuer=" + ISSUER, "-e", "slurm_member_token_public_keys_file=%s" % issuer_key]
+    for inventory in inventories:
+        command += ["-i", str(inventory)]
+    command += [*options, str(PROJECT / "playbooks" / "site.yml")]
+    environment = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(PROJECT / "collections"), ANSIBLE_PIPELINING="true",
+                       ANSIBLE_NOCOLOR="true", ANSIBLE_FORCE_COLOR="false")
+    started = time.monotonic()
+    completed = subprocess.run(command, cwd=PROJECT, env=environment, capture_output=True, text=True, check=False)
+    elapsed = time.monotonic() - started
+    log.write_text(completed.stdout + completed.stderr)
+    changed = changed_per_host(completed.stdout)
+    if completed.returncode != 0:
+        # The output is in the log only: a task's diff may hold a value the Site keeps secret.
+        sys.exit("benchmark: %s failed after %.0f s (changed per host: %s); its output: %s"
+                 % (log.stem, elapsed, changed, log))
+    return elapsed, changed
+
+
+def memory_mib(containers):
+    lines = docker("stats", "--no-stream", "--format", "{{.Name}}\t{{.MemUsage}}", *containers).stdout.splitlines()
+    usage = {}
+    for line in lines:
+        name, usage_and_limit = line.split("\t")
+        number, unit = re.match(r"\s*([\d.]+)\s*([A-Za-z]+)", usage_and_limit).groups()
+        usage[name] = float(number) * UNITS_IN_MIB[unit]
+    return usage
+
+
+def measure(size, prefix, work, issuer_key):
+    """Each step's (name, seconds, hosts, changed per host) at this size, and the converged Site's memory."""
+    names = site_names(prefix, size)
+    print("%d nodes: starting %d containers" % (size, len(every_container(names))), file=sys.stderr, flush=True)
+    start_site(names, prefix)
+    inventory, joining = write_inventories(work, names)
+    # One fork per host of the Site: fewer would make the larger sizes wait in turns.
+    site_hosts = forks = size + 2
+    steps = []
+
+    def step(name, hosts, inventories, *options):
+        log = work / "logs" / ("%03d-nodes-%s.log" % (size, re.sub(r"\W+", "-", name).strip("-")))
+        elapsed, changed = run_site(log, inventories, forks, issuer_key, *options)
+        steps.append((name, elapsed, hosts, changed))
+        print("%d nodes: %s %.0f s, changed %d" % (size, name, elapsed, sum(changed.values())), file=sys.stderr,
+              flush=True)
+        if name in STEPS_EXPECTED_UNCHANGED and any(changed.values()):
+            print("%d nodes: %s changed something: %s (see %s)" % (size, name, changed, log), file=sys.stderr)
+
+    step("first converge", site_hosts, [inventory])
+    step("idempotent re-run", site_hosts, [inventory])
+    memory = memory_mib([names["login"], *names["compute"]])
+    step("check --diff", site_hosts, [inventory], "--check")
+    step("+1 node --limit", 1, [inventory, joining], "--limit", names["joining"])
+    step("+1 node re-run", 1, [inventory, joining], "--limit", names["joining"])
+    return steps, {"login": memory.pop(names["login"]), "compute": list(memory.values())}
+
+
+def print_steps(size, steps, base_seconds):
+    for name, seconds, hosts, changed in steps:
+        print("| %d | %s | %.1f | %.2f | %.2fx | %d |" % (size, name, seconds, seconds / hosts,
+                                                        seconds / base_seconds[name], sum(changed.values())), flush=True)
+
+
+def print_memory(memory):
+    print("\nMemory once the Site is converged (`docker stats`, MiB):\n")
+    print("| nodes | compute median | compute max | login |")
+    print("|---|---|---|---|")
+    for size, taken in memory.items():
+        print("| %d | %.0f | %.0f | %.0f |" % (size, statistics.median(taken["compute"]), max(taken["compute"]),
+                                               taken["login"]))
+
+
+def print_joins(joins):
+    print("\nThe joining node's runs, changed per host (with --limit only the joining node runs; a task it "
+          "delegates to the controller counts under it):\n")
+    print("| nodes | step | changed per host |")
+    print("|---|---|---|")
+    for size, runs in joins.items():
+        for name, changed in runs:
+            print("| %d | %s | %s |" % (size, name, ", ".join("%s=%d" % item for item in changed.items())))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--nodes", type=int, nargs="+", default=[3, 10, 30], help="numbers of compute nodes")
+    parser.add_argument("--prefix", default="pharos-scale",
+                        help="the containers' names start with <prefix>- (any container so named is removed); the network is <prefix>")
+    parser.add_argument("--keep", action="store_true", help="leave the last size's containers and network running")
+    arguments = parser.parse_args()
+    sizes, prefix = sorted(set(arguments.nodes)), arguments.prefix
+    if docker("image", "inspect", IMAGE, check=False).returncode != 0:
+        sys.exit("benchmark: no %s image: run scripts/lab-engine up first" % IMAGE)
+    work = Path(tempfile.mkdtemp(prefix="cluster-scale-"))
+    (work / "logs").mkdir()
+    print("work directory (inventory, stand-in issuer key, each run's output): %s" % work, file=sys.stderr)
+    issuer_key = make_issuer(work)
+
+    print("| nodes | step | seconds | seconds per node | ratio to %d nodes | changed |" % sizes[0])
+    print("|---|---|---|---|---|---|")
+    base_seconds, memory, joins = {}, {}, {}
+    try:
+        for size in sizes:
+            # A previous size's containers, or those a run with --keep left.
+            tear_down(prefix, prefix)
+            steps, memory[size] = measure(size, prefix, work, issuer_key)
+            base_seconds = base_seconds or {name: seconds for name, seconds, _hosts, _changed in steps}
+            print_steps(size, steps, base_seconds)
+            joins[size] = [(name, changed) for name, _seconds, _hosts, changed in steps if name.startswith("+1")]
+    finally:
+        if not arguments.keep:
+            tear_down(prefix, prefix)
+        if memory:
+            print_memory(memory)
+            print_joins(joins)
+
+
+if __name__ == "__main__":
+    main()
