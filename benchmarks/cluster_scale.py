@@ -10,9 +10,9 @@ pharos-lab/trixie:hpc image with the cluster scenario's container options
 inventory's group_vars, the docker connection, pipelining, --diff, the scenario's stand-in
 member token issuer (molecule/cluster/prepare.yml), and --forks N + 2, one per host. It times:
 - the first converge of the whole Site, then its idempotent re-run;
-- --check --diff on the converged Site;
 - the joining node added to the compute group and converged alone with --limit (configless
-  nodes register themselves: nothing changes on the controller), then that run again.
+  nodes register themselves: nothing changes on the controller), then that run again;
+- --check --diff on the converged Site.
 It prints a Markdown table of each step: its seconds, the seconds per host it ran on (N + 2 for
 the Site, 1 with --limit), the ratio to the same step at the smallest size, the CPU it took
 (ansible-playbook and its forks, plus every container's own cgroup) in all and per host, and
@@ -156,12 +156,16 @@ def children_cpu_seconds():
 
 
 def containers_cpu_seconds(containers):
-    """The CPU each container has used since it started, from its own cgroup (cgroupns private)."""
+    """The CPU each container has used since it started, from its own cgroup (cgroupns private):
+    cpu.stat's usage_usec under cgroup v2, cpuacct.usage (nanoseconds) under v1."""
     used = {}
     for name in containers:
-        stat = docker("exec", name, "cat", "/sys/fs/cgroup/cpu.stat", check=False).stdout
-        match = re.search(r"^usage_usec (\d+)$", stat, re.MULTILINE)
-        used[name] = int(match.group(1)) / 1e6 if match else 0.0
+        read = docker("exec", name, "sh", "-c", "cat /sys/fs/cgroup/cpu.stat 2>/dev/null "
+                      "|| echo usage_nsec $(cat /sys/fs/cgroup/cpuacct/cpuacct.usage)", check=False).stdout
+        match = re.search(r"^usage_(usec|nsec) (\d+)$", read, re.MULTILINE)
+        if match is None:
+            sys.exit("benchmark: no CPU usage in %s's cgroup: %r" % (name, read[:200]))
+        used[name] = int(match.group(2)) / (1e6 if match.group(1) == "usec" else 1e9)
     return used
 
 
@@ -175,8 +179,8 @@ def memory_mib(containers):
     return usage
 
 
-def measure(size, prefix, work, issuer_key):
-    """Each step's (name, seconds, hosts, changed per host) at this size, and the converged Site's memory."""
+def measure(size, prefix, work, issuer_key, base_seconds):
+    """Each step at this size, its table row printed as soon as it ends, and the converged Site's memory."""
     names = site_names(prefix, size)
     print("%d nodes: starting %d containers" % (size, len(every_container(names))), file=sys.stderr, flush=True)
     start_site(names, prefix)
@@ -193,6 +197,8 @@ def measure(size, prefix, work, issuer_key):
         containers_cpu = sum(containers_after.values()) - sum(containers_before.values())
         steps.append({"name": name, "seconds": elapsed, "hosts": hosts, "changed": changed,
                       "controller_cpu": controller_cpu, "containers_cpu": containers_cpu})
+        base_seconds.setdefault(name, elapsed)
+        print_step(size, steps[-1], base_seconds[name])
         print("%d nodes: %s %.0f s, changed %d" % (size, name, elapsed, sum(changed.values())), file=sys.stderr,
               flush=True)
         if name in STEPS_EXPECTED_UNCHANGED and any(changed.values()):
@@ -201,19 +207,17 @@ def measure(size, prefix, work, issuer_key):
     step("first converge", site_hosts, [inventory])
     step("idempotent re-run", site_hosts, [inventory])
     memory = memory_mib([names["login"], *names["compute"]])
-    step("check --diff", site_hosts, [inventory], "--check")
     step("+1 node --limit", 1, [inventory, joining], "--limit", names["joining"])
     step("+1 node re-run", 1, [inventory, joining], "--limit", names["joining"])
+    step("check --diff", site_hosts, [inventory], "--check")
     return steps, {"login": memory.pop(names["login"]), "compute": list(memory.values())}
 
 
-def print_steps(size, steps, base_seconds):
-    for step in steps:
-        cpu = step["controller_cpu"] + step["containers_cpu"]
-        print("| %d | %s | %.1f | %.2f | %.2fx | %.0f + %.0f | %.1f | %d |" % (
-            size, step["name"], step["seconds"], step["seconds"] / step["hosts"],
-            step["seconds"] / base_seconds[step["name"]], step["controller_cpu"], step["containers_cpu"],
-            cpu / step["hosts"], sum(step["changed"].values())), flush=True)
+def print_step(size, step, base_seconds):
+    cpu = step["controller_cpu"] + step["containers_cpu"]
+    print("| %d | %s | %.1f | %.2f | %.2fx | %.0f + %.0f | %.1f | %d |" % (
+        size, step["name"], step["seconds"], step["seconds"] / step["hosts"], step["seconds"] / base_seconds,
+        step["controller_cpu"], step["containers_cpu"], cpu / step["hosts"], sum(step["changed"].values())), flush=True)
 
 
 def print_memory(memory):
@@ -258,9 +262,7 @@ def main():
         for size in sizes:
             # A previous size's containers, or those a run with --keep left.
             tear_down(prefix, prefix)
-            steps, memory[size] = measure(size, prefix, work, issuer_key)
-            base_seconds = base_seconds or {step["name"]: step["seconds"] for step in steps}
-            print_steps(size, steps, base_seconds)
+            steps, memory[size] = measure(size, prefix, work, issuer_key, base_seconds)
             joins[size] = [(step["name"], step["changed"]) for step in steps if step["name"].startswith("+1")]
     finally:
         if not arguments.keep:

@@ -73,7 +73,7 @@ def upgraded(host):
               "nodes": {name: node(name).file("/etc/slurm/slurm.conf").exists for name in NODES}}
     # As docs/slurm.md says to upgrade: the nodes drained, with no job left on them.
     assert host.run(f"scontrol update nodename={','.join(NODES)} state=drain reason=upgrade").rc == 0
-    return before, run_playbook("converge.yml")
+    return before, run_playbook("../../playbooks/site.yml")
 
 
 def test_the_cluster_listed_its_nodes_before(upgraded):
