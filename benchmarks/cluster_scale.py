@@ -207,6 +207,9 @@ def measure(size, prefix, work, issuer_key, base_seconds):
     step("first converge", site_hosts, [inventory])
     step("idempotent re-run", site_hosts, [inventory])
     memory = memory_mib([names["login"], *names["compute"]])
+    print("%d nodes: memory once converged: login %.0f MiB, compute median %.0f MiB" % (
+        size, memory[names["login"]], statistics.median(memory[name] for name in names["compute"])),
+        file=sys.stderr, flush=True)
     step("+1 node --limit", 1, [inventory, joining], "--limit", names["joining"])
     step("+1 node re-run", 1, [inventory, joining], "--limit", names["joining"])
     step("check --diff", site_hosts, [inventory], "--check")
