@@ -10,12 +10,13 @@ pharos-lab/trixie:hpc image with the cluster scenario's container options
 inventory's group_vars, the docker connection, pipelining, --diff, the scenario's stand-in
 member token issuer (molecule/cluster/prepare.yml), and --forks N + 2, one per host. It times:
 - the first converge of the whole Site, then its idempotent re-run;
-- --check --diff on the converged Site;
 - the joining node added to the compute group and converged alone with --limit (configless
-  nodes register themselves: nothing changes on the controller), then that run again.
+  nodes register themselves: nothing changes on the controller), then that run again;
+- --check --diff on the converged Site.
 It prints a Markdown table of each step: its seconds, the seconds per host it ran on (N + 2 for
-the Site, 1 with --limit), the ratio to the same step at the smallest size, and the changed
-count of its PLAY RECAP (a re-run that changed something is reported, not stopped). Then the
+the Site, 1 with --limit), the ratio to the same step at the smallest size, the CPU it took
+(ansible-playbook and its forks, plus every container's own cgroup) in all and per host, and
+the changed count of its PLAY RECAP (a re-run that changed something is reported, not stopped). Then the
 memory each container takes once the Site is converged (`docker stats`), and the joining
 node's changed count per host. It measures; it never passes or fails on time.
 
@@ -28,6 +29,7 @@ Needs the Docker engine and the hpc image (`scripts/lab-engine up`), and memory 
 import argparse
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -136,16 +138,35 @@ def run_site(log, inventories, forks, issuer_key, *options):
     command += [*options, str(PROJECT / "playbooks" / "site.yml")]
     environment = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(PROJECT / "collections"), ANSIBLE_PIPELINING="true",
                        ANSIBLE_NOCOLOR="true", ANSIBLE_FORCE_COLOR="false")
-    started = time.monotonic()
+    started, cpu_before = time.monotonic(), children_cpu_seconds()
     completed = subprocess.run(command, cwd=PROJECT, env=environment, capture_output=True, text=True, check=False)
-    elapsed = time.monotonic() - started
+    elapsed, controller_cpu = time.monotonic() - started, children_cpu_seconds() - cpu_before
     log.write_text(completed.stdout + completed.stderr)
     changed = changed_per_host(completed.stdout)
     if completed.returncode != 0:
         # The output is in the log only: a task's diff may hold a value the Site keeps secret.
         sys.exit("benchmark: %s failed after %.0f s (changed per host: %s); its output: %s"
                  % (log.stem, elapsed, changed, log))
-    return elapsed, changed
+    return elapsed, controller_cpu, changed
+
+
+def children_cpu_seconds():
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def containers_cpu_seconds(containers):
+    """The CPU each container has used since it started, from its own cgroup (cgroupns private):
+    cpu.stat's usage_usec under cgroup v2, cpuacct.usage (nanoseconds) under v1."""
+    used = {}
+    for name in containers:
+        read = docker("exec", name, "sh", "-c", "cat /sys/fs/cgroup/cpu.stat 2>/dev/null "
+                      "|| echo usage_nsec $(cat /sys/fs/cgroup/cpuacct/cpuacct.usage)", check=False).stdout
+        match = re.search(r"^usage_(usec|nsec) (\d+)$", read, re.MULTILINE)
+        if match is None:
+            sys.exit("benchmark: no CPU usage in %s's cgroup: %r" % (name, read[:200]))
+        used[name] = int(match.group(2)) / (1e6 if match.group(1) == "usec" else 1e9)
+    return used
 
 
 def memory_mib(containers):
@@ -158,8 +179,8 @@ def memory_mib(containers):
     return usage
 
 
-def measure(size, prefix, work, issuer_key):
-    """Each step's (name, seconds, hosts, changed per host) at this size, and the converged Site's memory."""
+def measure(size, prefix, work, issuer_key, base_seconds):
+    """Each step at this size, its table row printed as soon as it ends, and the converged Site's memory."""
     names = site_names(prefix, size)
     print("%d nodes: starting %d containers" % (size, len(every_container(names))), file=sys.stderr, flush=True)
     start_site(names, prefix)
@@ -170,8 +191,14 @@ def measure(size, prefix, work, issuer_key):
 
     def step(name, hosts, inventories, *options):
         log = work / "logs" / ("%03d-nodes-%s.log" % (size, re.sub(r"\W+", "-", name).strip("-")))
-        elapsed, changed = run_site(log, inventories, forks, issuer_key, *options)
-        steps.append((name, elapsed, hosts, changed))
+        containers_before = containers_cpu_seconds(every_container(names))
+        elapsed, controller_cpu, changed = run_site(log, inventories, forks, issuer_key, *options)
+        containers_after = containers_cpu_seconds(every_container(names))
+        containers_cpu = sum(containers_after.values()) - sum(containers_before.values())
+        steps.append({"name": name, "seconds": elapsed, "hosts": hosts, "changed": changed,
+                      "controller_cpu": controller_cpu, "containers_cpu": containers_cpu})
+        base_seconds.setdefault(name, elapsed)
+        print_step(size, steps[-1], base_seconds[name])
         print("%d nodes: %s %.0f s, changed %d" % (size, name, elapsed, sum(changed.values())), file=sys.stderr,
               flush=True)
         if name in STEPS_EXPECTED_UNCHANGED and any(changed.values()):
@@ -180,16 +207,20 @@ def measure(size, prefix, work, issuer_key):
     step("first converge", site_hosts, [inventory])
     step("idempotent re-run", site_hosts, [inventory])
     memory = memory_mib([names["login"], *names["compute"]])
-    step("check --diff", site_hosts, [inventory], "--check")
+    print("%d nodes: memory once converged: login %.0f MiB, compute median %.0f MiB" % (
+        size, memory[names["login"]], statistics.median(memory[name] for name in names["compute"])),
+        file=sys.stderr, flush=True)
     step("+1 node --limit", 1, [inventory, joining], "--limit", names["joining"])
     step("+1 node re-run", 1, [inventory, joining], "--limit", names["joining"])
+    step("check --diff", site_hosts, [inventory], "--check")
     return steps, {"login": memory.pop(names["login"]), "compute": list(memory.values())}
 
 
-def print_steps(size, steps, base_seconds):
-    for name, seconds, hosts, changed in steps:
-        print("| %d | %s | %.1f | %.2f | %.2fx | %d |" % (size, name, seconds, seconds / hosts,
-                                                        seconds / base_seconds[name], sum(changed.values())), flush=True)
+def print_step(size, step, base_seconds):
+    cpu = step["controller_cpu"] + step["containers_cpu"]
+    print("| %d | %s | %.1f | %.2f | %.2fx | %.0f + %.0f | %.1f | %d |" % (
+        size, step["name"], step["seconds"], step["seconds"] / step["hosts"], step["seconds"] / base_seconds,
+        step["controller_cpu"], step["containers_cpu"], cpu / step["hosts"], sum(step["changed"].values())), flush=True)
 
 
 def print_memory(memory):
@@ -226,17 +257,16 @@ def main():
     print("work directory (inventory, stand-in issuer key, each run's output): %s" % work, file=sys.stderr)
     issuer_key = make_issuer(work)
 
-    print("| nodes | step | seconds | seconds per node | ratio to %d nodes | changed |" % sizes[0])
-    print("|---|---|---|---|---|---|")
+    print("| nodes | step | seconds | seconds per host | ratio to %d nodes | CPU s, controller + containers "
+          "| CPU s per host | changed |" % sizes[0])
+    print("|---|---|---|---|---|---|---|---|")
     base_seconds, memory, joins = {}, {}, {}
     try:
         for size in sizes:
             # A previous size's containers, or those a run with --keep left.
             tear_down(prefix, prefix)
-            steps, memory[size] = measure(size, prefix, work, issuer_key)
-            base_seconds = base_seconds or {name: seconds for name, seconds, _hosts, _changed in steps}
-            print_steps(size, steps, base_seconds)
-            joins[size] = [(name, changed) for name, _seconds, _hosts, changed in steps if name.startswith("+1")]
+            steps, memory[size] = measure(size, prefix, work, issuer_key, base_seconds)
+            joins[size] = [(step["name"], step["changed"]) for step in steps if step["name"].startswith("+1")]
     finally:
         if not arguments.keep:
             tear_down(prefix, prefix)

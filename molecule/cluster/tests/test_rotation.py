@@ -64,8 +64,8 @@ def rotated(host):
 
 # Each step: the task the run is killed after, a file someone changed by hand first (the next
 # run writes it back) or None, the daemons left on what they read before, as (node, unit,
-# file), and the hosts the run is limited to. The Slurm play's handlers all wait for its end,
-# so one kill after its last change leaves every Slurm daemon behind; the earlier roles flush
+# file), and the hosts the run is limited to. The Slurm play's handlers wait until slurmctld
+# has started, so one kill after accounting's last change leaves every Slurm daemon behind; the earlier roles flush
 # their handlers, so each is a step. The steps on the login node's own roles run on it alone,
 # since the first full run after the key's step has put the key on every node; so does the
 # Slurm step, as the configless nodes hold no file it changes.
