@@ -60,7 +60,7 @@ def upgraded(host):
     for name in NODES:
         node(name).run("systemctl stop slurmd")
         assert host.run(f"scontrol delete nodename={name}").rc == 0
-    host.run(f"cat > /etc/slurm/slurm.conf <<'CONF'\n{conf}CONF")
+    assert host.run(f"cat > /etc/slurm/slurm.conf <<'CONF'\n{conf}CONF").rc == 0
     assert host.run("systemctl restart slurmctld").rc == 0
     for name in NODES:
         result = node(name).run(
