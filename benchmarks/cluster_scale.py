@@ -23,7 +23,9 @@ node's changed count per host. It measures; it never passes or fails on time.
 Each size's containers are removed before the next size starts, and everything at the end,
 on Ctrl-C or a failure too, unless --keep leaves the last size's. The inventory, the stand-in
 issuer's key and each run's output stay in a work directory, printed first.
-Needs the Docker engine and the hpc image (`scripts/lab-engine up`), and memory for N + 3 containers.
+Needs the Docker engine and the hpc image (`scripts/lab-engine up`), memory for N + 3 containers,
+and fs.inotify.max_user_instances of about 10 per container (the script checks it first; the
+kernel's default, 128, holds about 20 containers with systemd).
 """
 
 import argparse
@@ -51,6 +53,11 @@ NODE_COMMAND = ["/lib/systemd/systemd"]
 # The member token issuer reads its key through systemd's LoadCredential=, which the login node
 # sees only when /run propagates mounts.
 LOGIN_COMMAND = ["/bin/sh", "-c", "mount --make-rshared /run && exec /lib/systemd/systemd"]
+# systemd and its services in each container hold inotify instances of the host's root: 6 in a
+# fresh node of the hpc image, a few more once converged. At the kernel's default limit (128),
+# about 20 such containers start and the rest exit at boot.
+INOTIFY_INSTANCES_PER_NODE = 10
+INOTIFY_LIMIT = Path("/proc/sys/fs/inotify/max_user_instances")
 STEPS_EXPECTED_UNCHANGED = ("idempotent re-run", "check --diff", "+1 node re-run")
 UNITS_IN_MIB = {"B": 1 / 2 ** 20, "KiB": 1 / 1024, "MiB": 1, "GiB": 1024, "kB": 1e3 / 2 ** 20, "MB": 1e6 / 2 ** 20,
                 "GB": 1e9 / 2 ** 20}
@@ -94,6 +101,22 @@ def start_site(names, network):
     for name in every_container(names):
         # "degraded" is an answer too: the roles start what the Site needs.
         docker("exec", name, "timeout", "180", "systemctl", "is-system-running", "--wait", check=False)
+    stopped = [name for name in every_container(names)
+               if docker("inspect", "-f", "{{.State.Running}}", name).stdout.strip() != "true"]
+    if stopped:
+        last_words = docker("logs", "--tail", "5", stopped[0], check=False)
+        sys.exit("benchmark: %d containers stopped as they started (%s): %s" % (
+            len(stopped), ", ".join(stopped), (last_words.stdout + last_words.stderr).strip()))
+
+
+def check_inotify_limit(largest_size):
+    """Stop before any container starts when the host cannot hold the largest size's systemd."""
+    needed = (largest_size + 3) * INOTIFY_INSTANCES_PER_NODE
+    limit = int(INOTIFY_LIMIT.read_text())
+    if limit < needed:
+        sys.exit("benchmark: fs.inotify.max_user_instances is %d, and %d containers with systemd need about %d: "
+                 "beyond the limit, containers exit at boot. Raise it on this host first, for example "
+                 "sysctl -w fs.inotify.max_user_instances=%d" % (limit, largest_size + 3, needed, max(needed, 1024)))
 
 
 def write_inventories(work, names):
@@ -255,6 +278,7 @@ def main():
     sizes, prefix = sorted(set(arguments.nodes)), arguments.prefix
     if docker("image", "inspect", IMAGE, check=False).returncode != 0:
         sys.exit("benchmark: no %s image: run scripts/lab-engine up first" % IMAGE)
+    check_inotify_limit(sizes[-1])
     work = Path(tempfile.mkdtemp(prefix="cluster-scale-"))
     (work / "logs").mkdir()
     print("work directory (inventory, stand-in issuer key, each run's output): %s" % work, file=sys.stderr)
