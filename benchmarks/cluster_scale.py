@@ -24,7 +24,7 @@ Each size's containers are removed before the next size starts, and everything a
 on Ctrl-C or a failure too, unless --keep leaves the last size's. The inventory, the stand-in
 issuer's key and each run's output stay in a work directory, printed first.
 Needs the Docker engine and the hpc image (`scripts/lab-engine up`), memory for N + 3 containers,
-and fs.inotify.max_user_instances of about 10 per container (the script checks it first; the
+and fs.inotify.max_user_instances of about 8 per container (the script checks it first; the
 kernel's default, 128, holds about 20 containers with systemd).
 """
 
@@ -56,7 +56,7 @@ LOGIN_COMMAND = ["/bin/sh", "-c", "mount --make-rshared /run && exec /lib/system
 # systemd and its services in each container hold inotify instances of the host's root: 6 in a
 # fresh node of the hpc image, a few more once converged. At the kernel's default limit (128),
 # about 20 such containers start and the rest exit at boot.
-INOTIFY_INSTANCES_PER_NODE = 10
+INOTIFY_INSTANCES_PER_NODE = 8
 INOTIFY_LIMIT = Path("/proc/sys/fs/inotify/max_user_instances")
 STEPS_EXPECTED_UNCHANGED = ("idempotent re-run", "check --diff", "+1 node re-run")
 UNITS_IN_MIB = {"B": 1 / 2 ** 20, "KiB": 1 / 1024, "MiB": 1, "GiB": 1024, "kB": 1e3 / 2 ** 20, "MB": 1e6 / 2 ** 20,
