@@ -39,6 +39,8 @@ def installed(archive, tmp_path_factory):
                  None, command, False, no_token)
     seconds = time.monotonic() - started
     print("\nstaged %s with both components' virtualenvs in %.1f s" % (result["release_id"], seconds))
+    # Read now: a later test of this module activates the release in the same root.
+    result["current_after_present"] = os.path.lexists(Layout(str(root)).current)
     yield root, result
     remove(root)
 
@@ -61,14 +63,16 @@ def test_present_stages_the_release_read_only_with_a_virtualenv_per_component(in
                 if not os.path.islink(os.path.join(directory, name))
                 and os.lstat(os.path.join(directory, name)).st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)]
     assert writable == []
-    assert not os.path.lexists(layout.current), "present activates nothing"
+    assert not result["current_after_present"], "present activates nothing"
 
 
 def test_present_again_with_the_same_inputs_changes_nothing(installed, archive):
     root, _result = installed
+    systemd = RecordingSystemd(Layout(str(root)))
     again = run(params(root, state="present", archive=str(archive), python=sys.executable, components=None),
-                None, command, False, no_token)
+                systemd, command, False, no_token)
     assert again["changed"] is False and again["steps"] == []
+    assert systemd.writes() == []
 
 
 def test_the_same_release_id_with_another_site_env_is_refused(installed, archive, tmp_path):
@@ -76,7 +80,7 @@ def test_the_same_release_id_with_another_site_env_is_refused(installed, archive
     other = write_site_env(tmp_path, SLURM_STAGING_PARTITION="stage")
     with pytest.raises(RunError, match="already installed with other inputs"):
         run(params(root, state="present", archive=str(archive), python=sys.executable, components=None,
-                   site_env=str(other)), None, command, False, no_token)
+                   site_env=str(other)), RecordingSystemd(Layout(str(root))), command, False, no_token)
 
 
 def test_the_activated_stand_in_runs_from_its_stable_path_and_finds_its_credential(installed, tmp_path):
