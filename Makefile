@@ -23,11 +23,11 @@ AS_ROOT := $(if $(filter 0,$(shell id -u)),,sudo)
 
 # Molecule scenarios, in the order `make test` runs them, one at a time. The journey and the
 # directory spend most of their time waiting (the agents' cycles, SSSD's cache, sshd's penalty
-# for failed logins), so they run beside them, one after the other, and the scratch, adopt and
-# default scenarios after those two: the five together take about as long as the checks and
-# the others.
+# for failed logins), so they run beside them, one after the other, and the adopt and default
+# scenarios after those two: the four together take about as long as the checks and the others.
+# The scratch tree is tested on the cluster scenario's hosts, which hold a compute node already.
 SCENARIOS := cluster release
-BESIDE := journey directory scratch adopt default
+BESIDE := journey directory adopt default
 
 .PHONY: help lab lab-down test setup venv venv-newest tools engine unit static lint sanity docs-lint \
 	changelog-lint artifact precommit newest checks molecule clean

@@ -12,7 +12,9 @@ from scenario_playbooks import run_playbook
 testinfra_hosts = ["ansible://pharos-cluster-login"]
 
 HOST = "pharos-cluster-login"
-SCENARIO_ALLOCATIONS = [{"name": "test", "node_hours": 10, "members": ["pharosalice", "pharosbob"]}]
+# The scenario's own (host_vars/pharos-cluster-login.yml), put back for the scratch tests' members.
+SCENARIO_ALLOCATIONS = [{"name": "test", "node_hours": 10, "members": ["pharosalice", "pharosbob", "pharoscarol",
+                                                                   "pharosdave", "pharoserin", "pharosfrank"]}]
 
 
 def keep(allocations, *options, cancel_jobs=False, succeed=True):

@@ -3,18 +3,15 @@ someone else made first, or one reached through a link (docs/scratch.md). Root o
 node sets each case up and puts the real tree back afterwards."""
 
 import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 import testinfra
 
-testinfra_hosts = ["ansible://pharos-scratch-login"]
+from scenario_playbooks import run_playbook
 
-SCENARIO = Path(__file__).resolve().parents[1]
-PROJECT = SCENARIO.parents[1]
-NODE = "pharos-scratch-compute"
+testinfra_hosts = ["ansible://pharos-cluster-login"]
+
+NODE = "pharos-cluster-compute"
 SCRATCH = "/scratch/pharos"
 BOB = 5000002
 
@@ -34,13 +31,8 @@ def compute():
 
 
 def converge_the_node():
-    command = [str(Path(sys.executable).parent / "ansible-playbook"),
-               "-i", str(Path(os.environ["MOLECULE_INVENTORY_FILE"]).parent),
-               "--limit", NODE, str(SCENARIO / "converge.yml")]
-    environment = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(PROJECT / "collections"),
-                       ANSIBLE_FORCE_COLOR="false", ANSIBLE_NOCOLOR="true")
-    return subprocess.run(command, cwd=PROJECT, env=environment, capture_output=True, text=True,
-                          timeout=600, check=False)
+    """The scenario's converge of the node alone, as its administrator runs it: (return code, output)."""
+    return run_playbook("converge.yml", "--limit", NODE, succeed=False)
 
 
 def converge_over(compute, real, plant, planted, extra_cleanup):
@@ -50,14 +42,13 @@ def converge_over(compute, real, plant, planted, extra_cleanup):
     assert compute.run(f"mv {real} {real}.kept && {plant}").rc == 0
     try:
         before = compute.run(f"stat -c %u:%g:%a {planted} && ls -A {planted}").stdout
-        run = converge_the_node()
+        returncode, output = converge_the_node()
         after = compute.run(f"stat -c %u:%g:%a {planted} && ls -A {planted}").stdout
     finally:
         restored = compute.run(f"rm -rf {real} {extra_cleanup} && mv {real}.kept {real}")
     assert restored.rc == 0, restored.stderr
-    assert run.returncode != 0, run.stdout[-3000:]
-    # ansible-playbook prints a task's error on standard error.
-    return " ".join((run.stdout + run.stderr).split()), before, after
+    assert returncode != 0, output[-3000:]
+    return " ".join(output.split()), before, after
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

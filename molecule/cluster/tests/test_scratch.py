@@ -13,7 +13,9 @@ import shlex
 import pytest
 import testinfra
 
-testinfra_hosts = ["ansible://pharos-scratch-login"]
+testinfra_hosts = ["ansible://pharos-cluster-login"]
+# The node every job of these tests runs on, and where root inspects what they did.
+NODE = "pharos-cluster-compute"
 
 SCRATCH = "/scratch/pharos"
 CHECK = "/usr/local/bin/pharos-scratch-attempt"
@@ -27,13 +29,13 @@ RACE_JOBS = 20
 
 @pytest.fixture(scope="module")
 def compute():
-    return testinfra.get_host("ansible://pharos-scratch-compute",
+    return testinfra.get_host(f"ansible://{NODE}",
                               ansible_inventory=os.environ["MOLECULE_INVENTORY_FILE"])
 
 
 def job(host, member, script):
     """A job of the member on the compute node; its result is the script's."""
-    return host.run(f"runuser -u {member} -- timeout 120 srun -A pharos_a_test -p compute -t 2 --mem=64 "
+    return host.run(f"runuser -u {member} -- timeout 120 srun -A pharos_a_test -p compute -w {NODE} -t 2 --mem=64 "
                     f"sh -c {shlex.quote(script)}")
 
 
@@ -194,7 +196,7 @@ def racing_squatter(host, compute):
     bait = f"{SCRATCH}/pharosbob/race-bait"
     swap = (f"{CHECK} race-bait >/dev/null && chmod 0755 {bait} && "
             f"while :; do ln -s {bait} {SCRATCH}/pharoserin 2>/dev/null; rm -f {SCRATCH}/pharoserin; done")
-    submitted = host.run(f"runuser -u pharosbob -- sbatch --parsable -A pharos_a_test -p compute -t 10 --mem=64 "
+    submitted = host.run(f"runuser -u pharosbob -- sbatch --parsable -A pharos_a_test -p compute -w {NODE} -t 10 --mem=64 "
                          f"-o /dev/null --wrap {shlex.quote(swap)}")
     assert submitted.rc == 0, submitted.stderr
     squatter = submitted.stdout.strip()
