@@ -112,7 +112,8 @@ def read(path: str, skip: tuple[str, ...] = (), _depth: int = 0) -> SlurmConf:
             continue
         pairs = _pairs(content)
         if not pairs:
-            raise SlurmConfError(f"{path} line {number}: '{content}' is not Key=Value")
+            # The line itself is left out: slurm.conf and slurmdbd.conf may hold a password.
+            raise SlurmConfError(f"{path} line {number} is not Key=Value (nor 'Include <path>')")
         key, value = pairs[0]
         record = key in RECORD_KEYS
         conf.lines.append(Line(path, number, key, value, tuple(pairs) if record else ()))
@@ -178,6 +179,7 @@ class AdoptWants:
     staging_partition: str
     staging_nodes: tuple[str, ...]
     prologs: tuple[str, ...]
+    private_data: tuple[str, ...] = ("accounts", "jobs", "reservations", "usage", "users")
 
 
 def _value_check(conf, path, key, wanted, holds, default, reason):
@@ -242,7 +244,66 @@ def preconditions(conf: SlurmConf, path: str, wants: AdoptWants) -> list[Finding
             "tokens as JWTs.",
             f"Change the line to 'AuthAltTypes={alternatives.value},auth/jwt'.",
         ))
+    unmet.extend(token_trust(conf, path))
+    unmet.extend(flags_check(conf, path, "PrivateData", wants.private_data,
+                             "members would see each other's jobs, associations and usage."))
+    unmet.extend(flags_check(conf, path, "AccountingStoreFlags", ("job_comment",),
+                             "the Runtime finds a job in accounting by its comment."))
     return unmet
+
+
+def dbd_preconditions(conf: SlurmConf, path: str, wants: AdoptWants) -> list[Finding]:
+    """What Pharos needs of the Site's slurmdbd.conf: the same privacy and token trust."""
+    return [*flags_check(conf, path, "PrivateData", wants.private_data,
+                         "members would read each other's jobs, associations and usage from accounting."),
+            *token_trust(conf, path)]
+
+
+def flags_check(conf, path, key, wanted, reason) -> list[Finding]:
+    """A comma-separated set of flags holds each of ``wanted``; the Site's other flags stay."""
+    line = conf.last(key)
+    present = [flag for flag in (line.value.split(",") if line else []) if flag]
+    if key.lower() == "privatedata" and "all" in (flag.lower() for flag in present):
+        return []
+    missing = [flag for flag in wanted if flag not in (item.lower() for item in present)]
+    if not missing:
+        return []
+    if line is None:
+        return [Finding(path, f"no {key} line; {reason}", f"Add the line '{key}={','.join(wanted)}'.")]
+    return [Finding(line.where, f"{key}={line.value} lacks {','.join(missing)}; {reason}",
+                    f"Change the line to '{key}={','.join(present + missing)}'.")]
+
+
+def token_trust(conf: SlurmConf, path: str) -> list[Finding]:
+    """When the Site takes JWTs: its HS256 key alone is trusted, and only root and SlurmUser mint.
+
+    ``jwks=`` makes slurmctld take tokens that an identity provider signed, ``userclaimfield=``
+    takes the user from a claim the provider fills (a provider's name ``slurm`` becomes that
+    account), and without ``disable_token_creation`` every user and job runs ``scontrol token``."""
+    alternatives = conf.last("AuthAltTypes")
+    if not alternatives or "auth/jwt" not in alternatives.value.split(","):
+        return []
+    line = conf.last("AuthAltParameters")
+    items = [item for item in (line.value.split(",") if line else []) if item]
+    names = [item.partition("=")[0].lower() for item in items]
+    problems = []
+    if "jwks" in names:
+        problems.append("jwks= makes slurmctld take tokens that another issuer signed")
+    if "userclaimfield" in names:
+        problems.append("userclaimfield= takes the user from a claim another issuer fills")
+    if "disable_token_creation" not in names:
+        problems.append("without disable_token_creation every user and job may run 'scontrol token'")
+    if not problems:
+        return []
+    kept = [item for item, name in zip(items, names) if name not in ("jwks", "userclaimfield")]
+    if "disable_token_creation" not in names:
+        kept.append("disable_token_creation")
+    reason = "; ".join(problems) + ". Member tokens are HS256, and only the Site's issuer mints them."
+    if line is None:
+        return [Finding(path, f"no AuthAltParameters line: {reason}",
+                        f"Add the line 'AuthAltParameters={','.join(kept)}'.")]
+    return [Finding(line.where, f"AuthAltParameters={line.value}: {reason}",
+                    f"Change the line to 'AuthAltParameters={','.join(kept)}'.")]
 
 
 def conflicts(conf: SlurmConf, wants: AdoptWants) -> list[Finding]:

@@ -14,8 +14,9 @@ description:
     C(slurm.conf) takes in with C(Include). This module reads C(slurm.conf) and every file it includes,
     as Slurm does, and changes nothing.
   - It reports the preconditions that do not hold, the Site's settings that Pharos needs and never
-    changes, and the conflicts, Site lines that already mean something else for what Pharos would
-    write. Each finding names the file, the line and the fix.
+    changes (in C(slurmdbd.conf) too, on the host that holds it), and the conflicts, Site lines
+    that already mean something else for what Pharos would write. Each finding names the file,
+    the line and the fix.
   - It also returns the Site's cluster name and the HS256 key its slurmctld already trusts, if any.
   - See C(docs/production.md), "Full or adopt".
 author: Pharos HPC engineering (@pharos-ai-factory)
@@ -53,6 +54,19 @@ options:
     type: list
     elements: path
     default: []
+  private_data:
+    description:
+      - What a member may not see of others, which the Site's C(PrivateData) must hold in
+        C(slurm.conf) and in C(slurmdbd.conf). The Site's other values stay.
+    type: list
+    elements: str
+    default: [accounts, jobs, reservations, usage, users]
+  dbd_path:
+    description:
+      - The Site's C(slurmdbd.conf), checked for C(PrivateData) and token trust on the host that
+        holds it. A host without it skips that check.
+    type: path
+    default: /etc/slurm/slurmdbd.conf
 requirements:
   - Slurm 24.11 or later on the Site, for a list of Prologs.
 """
@@ -92,12 +106,15 @@ conflicts:
   elements: str
 """
 
+import os
+
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.pharos.hpc.plugins.module_utils.slurm_conf import (
     AdoptWants,
     SlurmConfError,
     conflicts,
+    dbd_preconditions,
     jwt_key_path,
     preconditions,
     read,
@@ -112,6 +129,9 @@ def main():
             staging_partition=dict(type="str", required=True),
             staging_nodes=dict(type="list", elements="str", default=[]),
             prologs=dict(type="list", elements="path", default=[]),
+            private_data=dict(type="list", elements="str",
+                              default=["accounts", "jobs", "reservations", "usage", "users"]),
+            dbd_path=dict(type="path", default="/etc/slurm/slurmdbd.conf"),
         ),
         supports_check_mode=True,
     )
@@ -121,11 +141,18 @@ def main():
         staging_partition=params["staging_partition"],
         staging_nodes=tuple(params["staging_nodes"]),
         prologs=tuple(params["prologs"]),
+        private_data=tuple(params["private_data"]),
     )
     try:
         conf = read(params["path"], skip=(wants.include,))
     except SlurmConfError as error:
         module.fail_json(msg=f"{error}. Adopt mode joins a cluster whose slurm.conf exists and reads.")
+    unmet = preconditions(conf, params["path"], wants)
+    if os.path.exists(params["dbd_path"]):
+        try:
+            unmet += dbd_preconditions(read(params["dbd_path"]), params["dbd_path"], wants)
+        except SlurmConfError as error:
+            module.fail_json(msg=f"{error}. slurmdbd reads it the same way.")
     name = conf.last("ClusterName")
     if name is None:
         module.fail_json(msg=f"{params['path']} has no ClusterName line: Slurm needs one, and "
@@ -134,7 +161,7 @@ def main():
         changed=False,
         cluster_name=name.value.lower(),
         jwt_key_path=jwt_key_path(conf),
-        unmet=[str(finding) for finding in preconditions(conf, params["path"], wants)],
+        unmet=[str(finding) for finding in unmet],
         conflicts=[str(finding) for finding in conflicts(conf, wants)],
     )
 

@@ -9,6 +9,7 @@ from ansible_collections.pharos.hpc.plugins.module_utils.slurm_conf import (
     AdoptWants,
     SlurmConfError,
     conflicts,
+    dbd_preconditions,
     expand_hostlist,
     jwt_key_path,
     preconditions,
@@ -25,6 +26,8 @@ PriorityType=priority/multifactor
 PriorityDecayHalfLife=0
 PriorityUsageResetPeriod=NONE
 PriorityCalcPeriod=1
+PrivateData=accounts,jobs,reservations,usage,users,events
+AccountingStoreFlags=job_comment
 Prolog=/etc/slurm/site-prolog.sh
 NodeName=cn[001-004] CPUs=64 RealMemory=256000
 NodeName=dtn01 CPUs=8 RealMemory=64000
@@ -107,15 +110,81 @@ def test_an_alternative_authentication_without_jwt_is_named(tmp_path):
     assert len(unmet) == 1 and "Change the line to 'AuthAltTypes=auth/slurm,auth/jwt'" in unmet[0]
 
 
+@pytest.mark.parametrize(("line", "replacement", "problem", "fix"), [
+    ("PrivateData=accounts,jobs,reservations,usage,users,events", "PrivateData=jobs,events",
+     "line 9: PrivateData=jobs,events lacks accounts,reservations,usage,users; members would see",
+     "Change the line to 'PrivateData=jobs,events,accounts,reservations,usage,users'."),
+    ("PrivateData=accounts,jobs,reservations,usage,users,events\n", "",
+     "slurm.conf: no PrivateData line; members would see",
+     "Add the line 'PrivateData=accounts,jobs,reservations,usage,users'."),
+    ("AccountingStoreFlags=job_comment", "AccountingStoreFlags=job_env",
+     "line 10: AccountingStoreFlags=job_env lacks job_comment; the Runtime finds a job",
+     "Change the line to 'AccountingStoreFlags=job_env,job_comment'."),
+])
+def test_privacy_and_job_comments_are_named_with_the_line_that_keeps_the_sites_own_flags(
+        tmp_path, line, replacement, problem, fix):
+    unmet, _conflicts = findings(tmp_path, READY.replace(line, replacement))
+    assert len(unmet) == 1 and problem in unmet[0] and unmet[0].endswith(fix), unmet
+
+
+def test_private_data_all_holds(tmp_path):
+    text = READY.replace("PrivateData=accounts,jobs,reservations,usage,users,events", "PrivateData=all")
+    assert findings(tmp_path, text) == ([], [])
+
+
+TRUSTED = "AuthAltTypes=auth/jwt\nAuthAltParameters=jwt_key=/etc/slurm/site.key,disable_token_creation\n"
+
+
+@pytest.mark.parametrize(("parameters", "problem", "fix"), [
+    ("jwt_key=/etc/slurm/site.key", "without disable_token_creation every user and job may run 'scontrol token'",
+     "AuthAltParameters=jwt_key=/etc/slurm/site.key,disable_token_creation"),
+    ("jwt_key=/etc/slurm/site.key,disable_token_creation,jwks=/etc/slurm/jwks.json",
+     "jwks= makes slurmctld take tokens that another issuer signed",
+     "AuthAltParameters=jwt_key=/etc/slurm/site.key,disable_token_creation"),
+    ("jwt_key=/etc/slurm/site.key,disable_token_creation,userclaimfield=preferred_username",
+     "userclaimfield= takes the user from a claim another issuer fills",
+     "AuthAltParameters=jwt_key=/etc/slurm/site.key,disable_token_creation"),
+])
+def test_a_site_that_takes_jwts_must_trust_its_own_key_alone_and_let_no_user_mint(tmp_path, parameters, problem, fix):
+    assert findings(tmp_path, READY + TRUSTED) == ([], [])
+    unmet, _conflicts = findings(tmp_path, READY + TRUSTED.replace(
+        "jwt_key=/etc/slurm/site.key,disable_token_creation", parameters))
+    assert len(unmet) == 1 and "line 17: AuthAltParameters=" in unmet[0] and problem in unmet[0], unmet
+    assert unmet[0].endswith(f"Change the line to '{fix}'.")
+
+
+def test_the_review_s_site_that_takes_an_idp_s_tokens_is_refused_on_every_count(tmp_path):
+    text = READY + ("AuthAltTypes=auth/jwt\n"
+                    "AuthAltParameters=jwks=/etc/slurm/jwks.json,userclaimfield=preferred_username\n")
+    unmet, _conflicts = findings(tmp_path, text)
+    assert len(unmet) == 1
+    for problem in ("jwks=", "userclaimfield=", "disable_token_creation"):
+        assert problem in unmet[0]
+    assert unmet[0].endswith("Change the line to 'AuthAltParameters=disable_token_creation'.")
+
+
+def test_a_site_without_jwt_needs_no_token_parameters(tmp_path):
+    assert findings(tmp_path, READY + "AuthAltParameters=jwks=/etc/slurm/jwks.json\n") == ([], [])
+
+
+def test_slurmdbd_conf_must_keep_usage_and_jobs_private_as_well(tmp_path):
+    path = site(tmp_path, "DbdHost=login01\nStoragePass=secret\nPrivateData=jobs\n", name="slurmdbd.conf")
+    unmet = [str(finding) for finding in dbd_preconditions(read(path), path, WANTS)]
+    assert unmet == [f"{path} line 3: PrivateData=jobs lacks accounts,reservations,usage,users; members would "
+                     "read each other's jobs, associations and usage from accounting. "
+                     "Change the line to 'PrivateData=jobs,accounts,reservations,usage,users'."]
+    assert "secret" not in unmet[0]
+
+
 def test_a_site_partition_named_like_the_staging_partition_is_a_conflict_with_its_line(tmp_path):
     _unmet, found = findings(tmp_path, READY + "PartitionName=staging Nodes=dtn01\n")
-    assert len(found) == 1 and found[0].startswith(f"{tmp_path}/slurm.conf line 14: ")
+    assert len(found) == 1 and found[0].startswith(f"{tmp_path}/slurm.conf line 16: ")
     assert "partition named staging" in found[0]
 
 
 def test_a_site_prolog_at_the_path_of_a_pharos_prolog_is_a_conflict(tmp_path):
     _unmet, found = findings(tmp_path, READY.replace("/etc/slurm/site-prolog.sh", "/etc/slurm/pharos-scratch-prolog.sh"))
-    assert len(found) == 1 and "line 9" in found[0]
+    assert len(found) == 1 and "line 11" in found[0]
 
 
 def test_a_site_prolog_elsewhere_stays_beside_pharos_prologs(tmp_path):
@@ -140,9 +209,10 @@ def test_an_unreadable_slurm_conf_is_an_error_naming_it(tmp_path):
         read(str(tmp_path / "missing.conf"))
 
 
-def test_a_line_that_is_not_key_value_is_an_error_naming_its_line(tmp_path):
-    with pytest.raises(SlurmConfError, match="line 2: 'NotAValue' is not Key=Value"):
-        read(site(tmp_path, "ClusterName=x\nNotAValue\n"))
+def test_a_line_that_is_not_key_value_is_an_error_naming_its_line_but_not_its_text(tmp_path):
+    with pytest.raises(SlurmConfError, match="line 2 is not Key=Value") as raised:
+        read(site(tmp_path, "ClusterName=x\nStoragePass secret\n"))
+    assert "secret" not in str(raised.value)
 
 
 @pytest.mark.parametrize(("text", "expected"), [

@@ -11,6 +11,8 @@ AccountingStorageType=accounting_storage/slurmdbd
 AccountingStorageEnforce=associations,limits
 PriorityDecayHalfLife=0
 PriorityCalcPeriod=1
+PrivateData=accounts,jobs,reservations,usage,users
+AccountingStoreFlags=job_comment
 NodeName=dtn01 CPUs=8
 Include {include}
 """
@@ -27,7 +29,7 @@ def site(tmp_path):
     path = tmp_path / "slurm.conf"
     path.write_text(SITE.format(include=include))
     return {"path": str(path), "include": str(include), "staging_partition": "staging",
-            "staging_nodes": ["dtn01"]}
+            "staging_nodes": ["dtn01"], "dbd_path": str(tmp_path / "slurmdbd.conf")}
 
 
 def test_a_ready_site_reports_its_cluster_in_lower_case_and_nothing_to_change(site):
@@ -41,9 +43,17 @@ def test_each_finding_is_a_sentence_with_its_file_and_line(site):
         handle.write("PartitionName=staging Nodes=dtn01\nPriorityCalcPeriod=5\n")
     result = run(site)
     assert result["conflicts"] == [
-        f"{site['path']} line 8: the Site already defines a partition named staging, the name of "
+        f"{site['path']} line 10: the Site already defines a partition named staging, the name of "
         "Pharos's staging partition. Rename one of the two (slurm_staging_partition names Pharos's)."]
-    assert len(result["unmet"]) == 1 and result["unmet"][0].startswith(f"{site['path']} line 9: PriorityCalcPeriod=5;")
+    assert len(result["unmet"]) == 1 and result["unmet"][0].startswith(f"{site['path']} line 11: PriorityCalcPeriod=5;")
+
+
+def test_the_hosts_slurmdbd_conf_is_checked_when_it_holds_one(site, tmp_path):
+    assert run(site)["unmet"] == []
+    (tmp_path / "slurmdbd.conf").write_text("DbdHost=login01\nStoragePass=secret\n")
+    unmet = run(site)["unmet"]
+    assert len(unmet) == 1 and unmet[0].startswith(f"{tmp_path}/slurmdbd.conf: no PrivateData line;")
+    assert "secret" not in unmet[0]
 
 
 def test_a_slurm_conf_without_cluster_name_fails_naming_the_rule(site):

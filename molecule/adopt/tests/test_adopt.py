@@ -51,6 +51,13 @@ def test_the_run_on_the_site_as_it_was_named_each_setting_to_change_and_changed_
         assert "/etc/slurm/slurm.conf: no PriorityCalcPeriod line (the default is 5)" in message
         assert "/etc/slurm/slurm.conf: no 'Include /etc/slurm/pharos.conf' line" in message
         assert "PriorityType" not in message and "PriorityUsageResetPeriod" not in message
+        assert re.search(r"/etc/slurm/slurm.conf line \d+: PrivateData=jobs lacks accounts,reservations,usage,users; "
+                         r".* Change the line to 'PrivateData=jobs,accounts,reservations,usage,users'\.", message)
+        assert ("/etc/slurm/slurm.conf: no AccountingStoreFlags line; the Runtime finds a job in accounting by its "
+                "comment. Add the line 'AccountingStoreFlags=job_comment'.") in message
+    assert re.search(r"/etc/slurm/slurmdbd.conf: no PrivateData line; members would read each other's .* "
+                     r"Add the line 'PrivateData=accounts,jobs,reservations,usage,users'\.", messages[LOGIN])
+    assert "slurmdbd.conf" not in messages[NODE] + messages[DTN]
     for host in (NODE, DTN):
         for database in ("passwd", "group"):
             assert re.search(rf"/etc/nsswitch.conf on {host} line \d+: the {database} line does not list "
@@ -189,4 +196,27 @@ def test_site_lines_that_conflict_with_pharos_stop_the_run_before_any_change(sit
     for conflict in site_conflicts:
         assert conflict in message, output[-3000:]
     assert state() == before
+    assert not re.search(r"^changed: ", output, re.MULTILINE)
+
+
+@pytest.mark.parametrize(("target", "change", "undo", "named"), [
+    (LOGIN, "usermod -u 4100099 pharos-agent", "usermod -u 4100001 pharos-agent",
+     "the account pharos-agent exists with UID 4100099, but the Site plans UID 4100001 for it (icarus_hpc_agent_uid)"),
+    (NODE, "usermod -l site-squatter pharos-runtime", "usermod -l pharos-runtime site-squatter",
+     "UID 4801, which the Site plans for the account pharos-runtime (icarus_hpc_scratch_runtime_uid), "
+     "belongs to site-squatter already"),
+], ids=["an agent account with another UID", "the Runtime's UID held by another name"])
+def test_a_service_identity_the_host_holds_otherwise_stops_the_run_before_any_change(target, change, undo, named):
+    on(target, change)
+    try:
+        before = state()
+        code, output = run_site()
+        after = state()
+    finally:
+        on(target, undo)
+    assert code != 0
+    message = failures(output).get(target, "")
+    assert message.startswith(f"Stopped before any change on {target}:"), output[-3000:]
+    assert named in message
+    assert after == before
     assert not re.search(r"^changed: ", output, re.MULTILINE)

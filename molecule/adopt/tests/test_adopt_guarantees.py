@@ -1,0 +1,60 @@
+"""The guarantees that full mode proves, on the adopted Site, where the Site's own slurm.conf and
+slurmdbd.conf hold them as adopt's preconditions (docs/production.md, "What each mode keeps"):
+a member sees neither the Site's jobs nor its associations, no member or job mints a Slurm
+token, and a job's comment reaches accounting."""
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+from site_state import LOGIN, on
+
+EPHEMERAL = Path(os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY", "/nonexistent"))
+MEMBER, ALLOCATION = "pharosalice", "pharos_a_test"
+
+
+def as_member(command):
+    return subprocess.run(["docker", "exec", LOGIN, "runuser", "-u", MEMBER, "--", "sh", "-c", command],
+                          capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_a_member_does_not_see_the_sites_running_job():
+    job = (EPHEMERAL / "site_job").read_text(encoding="utf-8").strip()
+    assert job in on(LOGIN, "squeue -h -a -o %i").split()
+    shown = as_member("squeue -h -a -o %i")
+    assert shown.returncode == 0, shown.stderr
+    assert job not in shown.stdout.split()
+    accounted = as_member(f"sacct -n -X -a -P -j {job} -o jobid,user")
+    assert accounted.returncode == 0, accounted.stderr
+    assert job not in accounted.stdout
+
+
+def test_a_member_sees_only_their_own_associations():
+    assert "alice" in on(LOGIN, "sacctmgr -nP show assoc format=user").split()
+    shown = as_member("sacctmgr -nP show assoc format=user")
+    assert shown.returncode == 0, shown.stderr
+    assert {user for user in shown.stdout.split() if user} == {MEMBER}
+
+
+def test_no_member_and_no_members_job_mints_a_slurm_token():
+    for command in ("scontrol token",
+                    f"timeout 60 srun -A {ALLOCATION} -p staging -t 1 --mem=50 scontrol token"):
+        minted = as_member(command)
+        assert minted.returncode != 0, command
+        assert "SLURM_JWT" not in minted.stdout, command
+    assert "SLURM_JWT=" in on(LOGIN, "scontrol token username=slurm lifespan=60")
+
+
+def test_a_jobs_comment_is_read_back_from_accounting():
+    submitted = as_member(f"sbatch --parsable -A {ALLOCATION} -p staging -t 1 --mem=50 --chdir /tmp "
+                          "-o /dev/null --comment=pharos-attempt-adopt --wrap true")
+    assert submitted.returncode == 0, submitted.stderr
+    job = submitted.stdout.strip()
+    comment = ""
+    for _ in range(60):
+        comment = on(LOGIN, f"sacct -n -X -P -j {job} -o comment").strip()
+        if comment:
+            break
+        time.sleep(1)
+    assert comment == "pharos-attempt-adopt"

@@ -1,0 +1,98 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: Pharos HPC engineering
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: service_identities
+short_description: Check that the service accounts and groups Pharos keeps fit the host's own
+version_added: 0.2.0
+description:
+  - Reads the host's accounts and groups through NSS, as C(id) and C(getent) do, and changes
+    nothing.
+  - Each planned account or group must be absent, or present with exactly the planned ID, and no
+    other name may hold that ID. Otherwise Ansible's user and group modules would renumber the
+    account, leaving its files with the old number, or fail half-way through the run.
+  - Returns each conflict with the name, the ID, who holds it and the fix, so that the play
+    stops before any host changes (both modes; see C(docs/production.md)).
+author: Pharos HPC engineering (@pharos-ai-factory)
+attributes:
+  check_mode:
+    support: full
+    description: It reads only.
+  diff_mode:
+    support: none
+    description: It changes nothing.
+options:
+  identities:
+    description: The accounts and groups the run will keep on this host.
+    type: list
+    elements: dict
+    required: true
+    suboptions:
+      kind:
+        description: An account (C(user)) or a group.
+        type: str
+        choices: [user, group]
+        required: true
+      name:
+        description: Its name.
+        type: str
+        required: true
+      id:
+        description: The UID or GID the Site plans for it.
+        type: int
+        required: true
+      setting:
+        description: The Site value that chose the ID, named in the fix.
+        type: str
+        required: true
+"""
+
+EXAMPLES = r"""
+- name: Check the Site agent's account and group before any change
+  pharos.hpc.service_identities:
+    identities:
+      - {kind: user, name: pharos-agent, id: 4100001, setting: icarus_hpc_agent_uid}
+      - {kind: group, name: pharos-agent, id: 4100001, setting: icarus_hpc_agent_gid}
+  register: identities
+
+- name: Stop on any conflict
+  ansible.builtin.fail:
+    msg: "{{ identities.conflicts | join(' ') }}"
+  when: identities.conflicts
+"""
+
+RETURN = r"""
+conflicts:
+  description: Each planned identity that the host holds otherwise, with the fix.
+  returned: always
+  type: list
+  elements: str
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.pharos.hpc.plugins.module_utils.identities import Planned, conflicts
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            identities=dict(type="list", elements="dict", required=True, options=dict(
+                kind=dict(type="str", choices=["user", "group"], required=True),
+                name=dict(type="str", required=True),
+                id=dict(type="int", required=True),
+                setting=dict(type="str", required=True),
+            )),
+        ),
+        supports_check_mode=True,
+    )
+    planned = [Planned(**item) for item in module.params["identities"]]
+    module.exit_json(changed=False, conflicts=conflicts(planned))
+
+
+if __name__ == "__main__":
+    main()
