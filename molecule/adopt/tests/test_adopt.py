@@ -64,6 +64,9 @@ def test_the_run_on_the_site_as_it_was_named_each_setting_to_change_and_changed_
                              rf"extrausers.* '{database}: files extrausers sss'\.", messages[host]), messages[host]
     assert re.search(r"/etc/sssd/sssd.conf on \S+ line 3: the \[sssd\] services line lists nss, pam; .* "
                      r"Change the line to 'services = nss, pam, ssh'\.", messages[LOGIN]), messages[LOGIN]
+    assert ("/etc/sssd/sssd.conf on pharos-adopt-login: SSSD's fast cache keeps an entry 300 s ([nss] "
+            "memcache_timeout, by default)") in messages[LOGIN]
+    assert "Set 'memcache_timeout = 90' in the [nss] section of /etc/sssd/sssd.conf." in messages[LOGIN]
     assert "nsswitch" not in messages[LOGIN]
     assert recorded("state-after-refusal.json") == recorded("state-before-refusal.json")
 

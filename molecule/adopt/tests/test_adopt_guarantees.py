@@ -1,17 +1,22 @@
 """The guarantees that full mode proves, on the adopted Site, where the Site's own slurm.conf and
 slurmdbd.conf hold them as adopt's preconditions (docs/production.md, "What each mode keeps"):
 a member sees neither the Site's jobs nor its associations, no member or job mints a Slurm
-token, and a job's comment reaches accounting."""
+token, a job's comment reaches accounting, and a directory group named like a local one never
+stands in for it."""
 
 import os
 import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from site_state import LOGIN, on
 
 EPHEMERAL = Path(os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY", "/nonexistent"))
 MEMBER, ALLOCATION = "pharosalice", "pharos_a_test"
+GROUPS = "ou=groups,ou=pharos,dc=pharos,dc=lab"
+PLANTED_GID = 5500061  # in the members' GID range, as the directory's constraints require
 
 
 def as_member(command):
@@ -58,3 +63,26 @@ def test_a_jobs_comment_is_read_back_from_accounting():
             break
         time.sleep(1)
     assert comment == "pharos-attempt-adopt"
+
+
+@pytest.fixture
+def planted_sudo_group():
+    """A group named sudo in the Pharos database, holding the member, as a stolen agent
+    credential could write it (root over ldapi here: the directory scenario attacks the ACLs)."""
+    on(LOGIN, f"ldapadd -Q -Y EXTERNAL -H ldapi:/// <<'LDIF'\ndn: cn=sudo,{GROUPS}\nobjectClass: posixGroup\n"
+              f"cn: sudo\ngidNumber: {PLANTED_GID}\nmemberUid: {MEMBER}\nLDIF\nsss_cache -E")
+    yield
+    on(LOGIN, f"ldapdelete -Q -Y EXTERNAL -H ldapi:/// cn=sudo,{GROUPS}; sss_cache -E")
+
+
+def test_a_directory_group_named_sudo_never_stands_in_for_the_sites(planted_sudo_group):
+    del planted_sudo_group
+    served = subprocess.run(["docker", "exec", LOGIN, "getent", "-s", "sss", "group", "sudo"],
+                            capture_output=True, text=True, timeout=60, check=False)
+    assert served.returncode != 0, served.stdout
+    assert on(LOGIN, f"getent group {PLANTED_GID} || true").split(":")[0] != "sudo"
+    assert on(LOGIN, "getent group sudo").split(":")[2] == "27"
+    assert "sudo" not in as_member("id -nG").stdout.split()
+    listed = as_member("sudo -n -l")
+    assert listed.returncode != 0
+    assert f"Sorry, user {MEMBER} may not run sudo" in listed.stdout + listed.stderr
