@@ -317,6 +317,17 @@ def conflicts(conf: SlurmConf, wants: AdoptWants) -> list[Finding]:
             "name of Pharos's staging partition.",
             "Rename one of the two (slurm_staging_partition names Pharos's).",
         ))
+    plugins = conf.last("JobSubmitPlugins")
+    if plugins:
+        found.append(Finding(
+            plugins.where,
+            f"the Site runs job submit plugins of its own (JobSubmitPlugins={plugins.value}); "
+            f"Pharos keeps its service accounts from running jobs with the lua plugin and a "
+            f"job_submit.lua of its own, named in {wants.include}, and Slurm takes one "
+            "JobSubmitPlugins line.",
+            "Remove the line if the Site can do without those plugins; adopt mode cannot merge "
+            "them with Pharos's yet (docs/production.md, \"Conflicts\").",
+        ))
     for line in conf.all("Prolog"):
         if line.value in wants.prologs:
             found.append(Finding(

@@ -234,3 +234,9 @@ def test_host_lists_are_expanded_as_slurm_does():
     ("0", 0), ("1", 60), ("00:01:00", 60), ("7-0", 604800), ("1-2:3", 93780), ("2:30", 150), ("x", None)])
 def test_slurm_time_formats(text, expected):
     assert seconds(text) == expected
+
+
+def test_a_site_with_job_submit_plugins_of_its_own_is_a_conflict_naming_the_line(tmp_path):
+    _unmet, found = findings(tmp_path, READY + "JobSubmitPlugins=lua,require_timelimit\n")
+    assert len(found) == 1 and found[0].startswith(f"{tmp_path}/slurm.conf line 16: the Site runs job submit "
+                                                   "plugins of its own (JobSubmitPlugins=lua,require_timelimit)")

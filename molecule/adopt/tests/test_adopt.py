@@ -168,24 +168,32 @@ def test_check_diff_after_the_converge_changes_nothing():
     assert all(counts["changed"] == 0 for counts in document["stats"].values()), document["stats"]
 
 
-# Site lines that mean something else for what Pharos writes, on the login node, added together
-# so that one run shows both named.
+# Site lines and files that mean something else for what Pharos writes, on the login node,
+# planted together so that one run names them all: (file, how it is planted, each message), where
+# {line} is the first line added to the file's end and {next} the second.
 CONFLICTS = [
-    ("/etc/slurm/slurm.conf", f"PartitionName=staging Nodes={NODE} State=UP",
-     "/etc/slurm/slurm.conf line {line}: the Site already defines a partition named staging"),
-    ("/etc/sssd/sssd.conf", "[domain/pharos]\nid_provider = files",
-     "/etc/sssd/sssd.conf has a [domain/pharos] section already"),
+    ("/etc/slurm/slurm.conf",
+     f"printf '%s\\n' 'PartitionName=staging Nodes={NODE} State=UP' 'JobSubmitPlugins=require_timelimit' "
+     ">> /etc/slurm/slurm.conf",
+     ["/etc/slurm/slurm.conf line {line}: the Site already defines a partition named staging",
+      "/etc/slurm/slurm.conf line {next}: the Site runs job submit plugins of its own "
+      "(JobSubmitPlugins=require_timelimit)"]),
+    ("/etc/sssd/sssd.conf", "printf '%s\\n' '[domain/pharos]' 'id_provider = files' >> /etc/sssd/sssd.conf",
+     ["/etc/sssd/sssd.conf has a [domain/pharos] section already"]),
+    ("/etc/slurm/job_submit.lua", "echo '-- the Site s own checks' > /etc/slurm/job_submit.lua",
+     [f"/etc/slurm/job_submit.lua on {LOGIN} is the Site's: Pharos writes its own job_submit.lua there"]),
 ]
 
 
 @pytest.fixture
 def site_conflicts():
-    """Adds the conflicting lines; each file's own bytes come back afterwards."""
+    """Plants the conflicting lines; each file's own bytes come back afterwards."""
     originals, messages = {}, []
-    for path, added, message in CONFLICTS:
+    for path, plant, expected in CONFLICTS:
         originals[path] = on(LOGIN, f"cat {path}")
-        on(LOGIN, f"printf '%s\\n' '{added}' >> {path}")
-        messages.append(message.format(line=len(originals[path].splitlines()) + 1))
+        on(LOGIN, plant)
+        lines = len(originals[path].splitlines())
+        messages += [message.format(line=lines + 1, next=lines + 2) for message in expected]
     yield messages
     for path, original in originals.items():
         on(LOGIN, f"cat > {path}", stdin=original)

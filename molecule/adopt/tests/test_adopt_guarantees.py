@@ -86,3 +86,23 @@ def test_a_directory_group_named_sudo_never_stands_in_for_the_sites(planted_sudo
     listed = as_member("sudo -n -l")
     assert listed.returncode != 0
     assert f"Sorry, user {MEMBER} may not run sudo" in listed.stdout + listed.stderr
+
+
+@pytest.fixture(params=["pharos-agent", "pharos-runtime"])
+def service_account_on_an_allocation(request):
+    """A service account that, as a coordinator of the Pharos tree, gave itself an association."""
+    account = request.param
+    on(LOGIN, f"runuser -u {account} -- sacctmgr -i add user {account} account={ALLOCATION}")
+    yield account
+    on(LOGIN, f"sacctmgr -i delete user name={account} account={ALLOCATION} || true")
+
+
+@pytest.mark.parametrize("partition", ["staging", "batch"])
+def test_a_service_account_with_an_association_cannot_submit(service_account_on_an_allocation, partition):
+    account = service_account_on_an_allocation
+    submitted = subprocess.run(
+        ["docker", "exec", LOGIN, "runuser", "-u", account, "--", "sbatch", "--chdir=/tmp", "-A", ALLOCATION,
+         "-p", partition, "-t", "1", "--mem=50", "--wrap", "true"],
+        capture_output=True, text=True, timeout=60, check=False)
+    assert submitted.returncode != 0, submitted.stdout
+    assert f"{account} is a service account of the Site and may not run jobs" in submitted.stderr
