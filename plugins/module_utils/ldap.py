@@ -138,7 +138,7 @@ def _comparable(values, ordered):
     return sorted(set(values))
 
 
-def plan_entry(dn, desired, current, exact=(), ordered=False):
+def plan_entry(dn, desired, current, exact=(), ordered=False, retired=None):
     """Plan the change of one entry's attributes.
 
     ``desired`` maps attribute names to lists of values, ``current`` is the entry's attributes
@@ -150,6 +150,9 @@ def plan_entry(dn, desired, current, exact=(), ordered=False):
     Returns ``dict(action, changes, before, after)`` where ``action`` is ``add``, ``modify`` or
     ``none`` and ``changes`` is a list of ``(operation, attribute, values)`` with operation
     ``add``, ``replace`` or ``delete``.
+
+    ``retired`` maps attribute names to values the role wrote once and no longer wants: each
+    one present is deleted, and the attribute's other values are kept.
     """
     exact_keys = set(_attribute_key(name) for name in exact)
     for name in exact:
@@ -186,6 +189,18 @@ def plan_entry(dn, desired, current, exact=(), ordered=False):
         merged = present_plain + missing
         if merged:
             after[present_name] = merged
+    for name, old_values in (retired or {}).items():
+        key = _attribute_key(name)
+        present_name, present = current_by_key.get(key, (name, []))
+        if key in exact_keys or not present:
+            continue
+        stale = [raw for raw in present if (strip_order_prefix(raw)[1] if ordered else raw) in old_values]
+        if stale:
+            changes.insert(0, ("delete", present_name, stale))
+            kept = [value for value in after.get(present_name, ordered_values(present) if ordered else present)
+                    if value not in old_values]
+            before.setdefault(present_name, ordered_values(present) if ordered else list(present))
+            after[present_name] = kept
     return dict(action="modify" if changes else "none", changes=changes, before=before, after=after)
 
 

@@ -61,6 +61,14 @@ options:
     type: list
     elements: str
     default: []
+  retired:
+    description:
+      - Attribute names mapped to values this entry's keeper wrote once and no longer wants (an
+        earlier form of a rule). Each one present is deleted; the attribute's other values stay.
+      - Attributes named in O(exact) need none.
+    type: dict
+    default: {}
+    version_added: 0.2.0
   password:
     description:
       - The entry's password, set in C(userPassword) by slapd, which hashes it. Never logged or shown.
@@ -139,6 +147,7 @@ def main():
         state=dict(type="str", choices=["present", "absent"], default="present"),
         attributes=dict(type="dict", default={}),
         exact=dict(type="list", elements="str", default=[]),
+        retired=dict(type="dict", default={}),
         password=dict(type="str", no_log=True),
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
@@ -165,7 +174,8 @@ def main():
             module.exit_json(**result)
 
         try:
-            plan = plan_entry(dn, desired, current, exact=module.params["exact"], ordered=is_config_dn(dn))
+            plan = plan_entry(dn, desired, current, exact=module.params["exact"], ordered=is_config_dn(dn),
+                              retired=as_value_lists(module.params["retired"]))
         except ValueError as error:
             module.fail_json(msg="%s: %s. Give the values in attributes (an empty list removes it)." % (dn, error))
         changes = list(plan["changes"])

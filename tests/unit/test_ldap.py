@@ -219,3 +219,18 @@ def test_a_diff_never_shows_an_administrator_password_hash():
 
 def test_an_entry_that_does_not_exist_renders_as_nothing():
     assert ldap.render_entry(None, {}) == ""
+
+
+def test_a_retired_value_is_deleted_by_its_stored_form_and_the_sites_values_stay():
+    site_rule = '"uid=([^,]*),cn=digest-md5,cn=auth" "uid=$1,ou=people,dc=example"'
+    old, new = '"gidNumber=7\\+uidNumber=7,cn=peercred,cn=external,cn=auth" "cn=agent"', \
+        '"^gidNumber=7\\+uidNumber=7,cn=peercred,cn=external,cn=auth$" "cn=agent"'
+    current = {"olcAuthzRegexp": ["{0}" + site_rule, "{1}" + old]}
+    plan = ldap.plan_entry("cn=config", {"olcAuthzRegexp": [new]}, current, ordered=True,
+                           retired={"olcAuthzRegexp": [old]})
+    assert plan["changes"] == [("delete", "olcAuthzRegexp", ["{1}" + old]), ("add", "olcAuthzRegexp", [new])]
+    assert plan["before"] == {"olcAuthzRegexp": [site_rule, old]}
+    assert plan["after"] == {"olcAuthzRegexp": [site_rule, new]}
+    settled = {"olcAuthzRegexp": ["{0}" + site_rule, "{1}" + new]}
+    assert ldap.plan_entry("cn=config", {"olcAuthzRegexp": [new]}, settled, ordered=True,
+                           retired={"olcAuthzRegexp": [old]})["action"] == "none"

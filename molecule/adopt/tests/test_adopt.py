@@ -185,16 +185,30 @@ CONFLICTS = [
 ]
 
 
+# A Site rule that maps the SSH access agent's Unix identity (and no root's) before Pharos's rule.
+SITE_AUTHZ_RULE = ('"^gidNumber=[0-9]+\\+uidNumber=(41000[0-9][0-9]),cn=peercred,cn=external,cn=auth$" '
+                   '"uid=$1,ou=people,dc=example"')
+
+
+def site_authz_rule(change):
+    on(LOGIN, f"ldapmodify -Q -Y EXTERNAL -H ldapi:/// <<'LDIF'\ndn: cn=config\nchangetype: modify\n"
+              f"{change}: olcAuthzRegexp\nolcAuthzRegexp: {{0}}{SITE_AUTHZ_RULE}\nLDIF")
+
+
 @pytest.fixture
 def site_conflicts():
-    """Plants the conflicting lines; each file's own bytes come back afterwards."""
+    """Plants the conflicting lines and rule; each file's own bytes come back afterwards."""
     originals, messages = {}, []
     for path, plant, expected in CONFLICTS:
         originals[path] = on(LOGIN, f"cat {path}")
         on(LOGIN, plant)
         lines = len(originals[path].splitlines())
         messages += [message.format(line=lines + 1, next=lines + 2) for message in expected]
+    site_authz_rule("add")
+    messages.append(f"cn=config on {LOGIN}: the Site's olcAuthzRegexp rule {{0}}{SITE_AUTHZ_RULE} matches the SSH "
+                    "access agent's identity (gidNumber=4100002+uidNumber=4100002,cn=peercred,cn=external,cn=auth)")
     yield messages
+    site_authz_rule("delete")
     for path, original in originals.items():
         on(LOGIN, f"cat > {path}", stdin=original)
 
