@@ -1,7 +1,7 @@
 """The guarantees that full mode proves, on the adopted Site, where the Site's own slurm.conf and
 slurmdbd.conf hold them as adopt's preconditions (docs/production.md, "What each mode keeps"):
-a member sees neither the Site's jobs nor its associations, no member or job mints a Slurm
-token, a job's comment reaches accounting, and a directory group named like a local one never
+a member sees neither the Site's jobs nor its associations, a service account never runs a job,
+a job's comment reaches accounting, and a directory group named like a local one never
 stands in for it."""
 
 import os
@@ -40,15 +40,6 @@ def test_a_member_sees_only_their_own_associations():
     shown = as_member("sacctmgr -nP show assoc format=user")
     assert shown.returncode == 0, shown.stderr
     assert {user for user in shown.stdout.split() if user} == {MEMBER}
-
-
-def test_no_member_and_no_members_job_mints_a_slurm_token():
-    for command in ("scontrol token",
-                    f"timeout 60 srun -A {ALLOCATION} -p staging -t 1 --mem=50 scontrol token"):
-        minted = as_member(command)
-        assert minted.returncode != 0, command
-        assert "SLURM_JWT" not in minted.stdout, command
-    assert "SLURM_JWT=" in on(LOGIN, "scontrol token username=slurm lifespan=60")
 
 
 def test_a_jobs_comment_is_read_back_from_accounting():

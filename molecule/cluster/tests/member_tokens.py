@@ -49,7 +49,8 @@ def exchange(host, token, asker="pharos-runtime"):
 def submit(host, token, member):
     """Submit through slurmrestd with the token; (HTTP status, answer). The token goes by file."""
     headers = put_root_only(host, "rest-headers", f"X-SLURM-USER-NAME: {member}\nX-SLURM-USER-TOKEN: {token}\n")
-    body = {"job": {"script": "#!/bin/bash\nid -u\n", "name": "member-token", "partition": "compute",
+    # The cluster's default partition: compute in full mode, the Site's own in adopt mode.
+    body = {"job": {"script": "#!/bin/bash\nid -u\n", "name": "member-token",
                     "account": ACCOUNT, "current_working_directory": "/tmp", "environment": ["PATH=/bin:/usr/bin"]}}
     result = host.run(f"curl -s -w '\\n%{{http_code}}' -H @{headers} -H 'Content-Type: application/json' "
                       f"-d {shlex.quote(json.dumps(body))} {SUBMIT_URL}; rm -f {headers}")

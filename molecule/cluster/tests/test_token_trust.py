@@ -105,7 +105,7 @@ def test_a_member_cannot_reach_the_sites_issuer(host, issuer_key):
 @pytest.mark.parametrize("who", ["nobody", "pharosalice", "pharos-runtime", "pharosalice's job"])
 def test_no_member_job_or_service_mints_a_slurm_token(host, who):
     if who == "pharosalice's job":
-        command = f"runuser -u pharosalice -- timeout 60 srun -A {ACCOUNT} -p compute -t 1 scontrol token"
+        command = f"runuser -u pharosalice -- timeout 60 srun -A {ACCOUNT} -t 1 scontrol token"
     else:
         command = f"runuser -u {who} -- scontrol token"
     minted = host.run(command)
