@@ -21,13 +21,14 @@ export PY_COLORS ?= 0
 TOOLS := shellcheck iproute2 openssh-client
 AS_ROOT := $(if $(filter 0,$(shell id -u)),,sudo)
 
-# Molecule scenarios, in the order `make test` runs them, one at a time. The journey and the
-# directory spend most of their time waiting (the agents' cycles, SSSD's cache, sshd's penalty
-# for failed logins), so they run beside them, one after the other, and the adopt and default
-# scenarios after those two: the four together take about as long as the checks and the others.
-# The scratch tree is tested on the cluster scenario's hosts, which hold a compute node already.
-SCENARIOS := cluster release
-BESIDE := journey directory adopt default
+# Molecule scenarios, in the order `make test` runs them, in two lanes of about equal length.
+# The foreground lane runs the checks, then the cluster (the longest scenario; the scratch tree
+# is tested on its hosts) and the default scenario. The other lane starts at once: the journey
+# and the directory spend most of their time waiting (the agents' cycles, SSSD's cache, sshd's
+# penalty for failed logins), then adopt, then release, whose Waldur stand-in starts only once
+# the journey's has stopped.
+SCENARIOS := cluster default
+BESIDE := journey directory adopt release
 
 .PHONY: help lab lab-down test setup venv venv-newest tools engine unit static lint sanity docs-lint \
 	changelog-lint artifact precommit newest checks molecule clean
