@@ -75,6 +75,8 @@ MANIFEST_CASES = [
      "component site-agent: unit 'units/ssh.service' is not units/pharos-<name>.service"),
     ({"components__site-agent__units": ["units/systemd-logind.service"]},
      "component site-agent: unit 'units/systemd-logind.service' is not units/pharos-<name>.service"),
+    ({"components__site-agent__units": ["units/pharos-member-token@.service"]},
+     "component site-agent: unit 'units/pharos-member-token@.service' is one the collection's roles install"),
     ({"components__site-agent__units": []}, "component site-agent: units must list at least one unit file"),
     ({"components__ssh-access__entry_points": ["rm -rf"]}, "component ssh-access: entry_points must list"),
     ({"components__ssh-access__units": ["units/waldur-site-agent@.service"]},
@@ -192,18 +194,16 @@ def test_a_manifest_naming_a_file_the_release_lacks_is_refused(root):
 
 
 UNIT_CASES = {
-    "no User=": ("[Service]\nExecStart=/bin/true\n", "does not set User= to an unprivileged account"),
-    "User=root": ("[Service]\nUser=root\nExecStart=/bin/true\n", "does not set User= to an unprivileged account"),
-    "User=0": ("[Service]\nUser=0\n", "does not set User= to an unprivileged account"),
-    "root last": ("[Service]\nUser=pharos-ssh-access\nUser=root\n", "does not set User= to an unprivileged account"),
-    "ExecStart=+": ("[Service]\nUser=pharos-ssh-access\nExecStart=+/bin/sh -c id\n", "with full privileges"),
-    "ExecStartPre=!": ("[Service]\nUser=pharos-ssh-access\nExecStartPre=-!/bin/sh\n", "with full privileges"),
-    "ExecStopPost=@+": ("[Service]\nUser=pharos-ssh-access\nExecStopPost=@+/bin/sh sh\n", "with full privileges"),
+    "User=root last": ("[Service]\nUser=pharos-ssh-access\nUser = root\n", "runs as User=root"),
+    "ExecStart= +": ("[Service]\nUser=pharos-ssh-access\nExecStart= +/bin/sh -c id\n", "with full privileges"),
+    "the munge key": ("[Service]\nUser=pharos-ssh-access\nLoadCredential=k:/etc/munge/munge.key\n",
+                      "loads the credential"),
 }
 
 
 @pytest.mark.parametrize("case", sorted(UNIT_CASES))
-def test_a_unit_that_would_run_as_root_is_refused(root, case):
+def test_a_unit_that_would_run_beyond_its_account_stops_the_release(root, case):
+    """Each rule (tests/unit/test_release_unit_rules.py) is asked by verify() of every unit."""
     text, problem = UNIT_CASES[case]
     (root / "units" / "pharos-ssh-access-agent.service").write_text(text)
     write_sums(str(root))

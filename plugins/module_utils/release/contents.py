@@ -20,6 +20,8 @@ import re
 import stat
 import traceback
 
+from ansible_collections.pharos.hpc.plugins.module_utils.release import unit_rules
+
 try:
     import yaml
 except ImportError:  # only where the module runs; the controller's ansible-core has PyYAML
@@ -37,8 +39,6 @@ COMPONENT_NAME = re.compile(r"[a-z][a-z0-9-]*\Z")
 # A release installs its units under the Site's own names only, so that it can never replace
 # a unit of the host's (ssh.service, a systemd-* unit) in /etc/systemd/system.
 UNIT_NAME = re.compile(r"(pharos-[a-z0-9-]+|waldur-site-agent)@?\.service\Z")
-# ExecStart=+... and !... run the command with full privileges, whatever User= says.
-PRIVILEGED_EXEC = re.compile(r"Exec[A-Za-z]*=[@:-]*[+!]")
 ENTRY_POINT = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*\Z")
 MANIFEST_FIELDS = {"format", "release_id", "dependency_mode", "python_version", "site_env_example", "components"}
 COMPONENT_FIELDS = {"requirements", "units", "entry_points"}
@@ -84,6 +84,9 @@ def _component_problems(name, component):
             if not (isinstance(unit, str) and unit.startswith("units/") and UNIT_NAME.match(unit[6:])):
                 problems.append("%s: unit %r is not units/pharos-<name>.service, units/pharos-<name>@.service or "
                                 "units/waldur-site-agent@.service" % (where, unit))
+            elif unit[6:] in unit_rules.ROLE_UNITS:
+                problems.append("%s: unit %r is one the collection's roles install on the same hosts; name the "
+                                "release's own unit otherwise" % (where, unit))
     entry_points = component.get("entry_points")
     if not isinstance(entry_points, list) or not entry_points or \
             not all(isinstance(entry, str) and ENTRY_POINT.match(entry) for entry in entry_points):
@@ -201,9 +204,8 @@ def sums_problems(root):
 
 
 def unit_problems(root, manifest):
-    """Unit files the manifest does not declare, and declared ones that would run as root:
-    each must set User= to an account other than root, and no Exec line may ask for full
-    privileges (the + and ! prefixes)."""
+    """Unit files the manifest does not declare, and declared ones that would run beyond their
+    account (unit_rules.py: read as systemd reads them)."""
     declared = {unit for component in manifest["components"].values() for unit in component["units"]}
     directory = os.path.join(root, "units")
     present = {"units/" + name for name in os.listdir(directory)} if os.path.isdir(directory) else set()
@@ -211,13 +213,7 @@ def unit_problems(root, manifest):
                 for path in sorted(present - declared)]
     for path in sorted(declared & present):
         with open(os.path.join(root, path), "r", encoding="utf-8", errors="replace") as handle:
-            lines = [line.strip() for line in handle]
-        users = [line.split("=", 1)[1].strip() for line in lines if line.startswith("User=")]
-        if not users or users[-1] in ("", "root", "0"):
-            problems.append("%s does not set User= to an unprivileged account: a release's units never run as root"
-                            % path)
-        problems.extend("%s runs %r with full privileges: remove the + or ! prefix" % (path, line)
-                        for line in lines if PRIVILEGED_EXEC.match(line))
+            problems.extend(unit_rules.problems(path, handle.read()))
     return problems
 
 

@@ -20,6 +20,7 @@ INPUTS = [SPEC, BUILDER, PROJECT / "release" / "site.env.example",
           *sorted((PROJECT / "tests" / "fixtures" / "ssh_access_agent").rglob("*.py")),
           PROJECT / "tests" / "fixtures" / "ssh_access_agent" / "pyproject.toml",
           PROJECT / "plugins" / "module_utils" / "release" / "contents.py",
+          PROJECT / "plugins" / "module_utils" / "release" / "unit_rules.py",
           *sorted((PROJECT / "scripts" / "release_builder").glob("*.py"))]
 
 
