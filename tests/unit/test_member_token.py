@@ -22,8 +22,10 @@ SLURM_KEY = b"k" * 32
 SETTINGS = {"issuer": "https://issuer.pharos.test", "audience": "slurm:pharos", "max_lifespan": 900,
             "member_uid_min": 5000000, "member_uid_max": 5499999}
 ACCOUNTS = {"pharosalice": 5000001, "root": 0, "slurm": 64030, "pharos-agent": 4100001,
-            "outsider": 6000000, "localmember": 5000009}
-LOCAL_NAMES = {"root", "slurm", "pharos-agent", "pharos-runtime", "localmember"}
+            "outsider": 6000000, "localmember": 5000009, "pharosshadow": 5000010}
+# The host's own accounts, as /etc/passwd lists them: sitelocal holds a UID in the member range.
+HOST_ACCOUNTS = {"root": 0, "slurm": 64030, "pharos-agent": 4100001, "pharos-runtime": 4100002,
+                 "localmember": 5000009, "sitelocal": 5000010}
 
 
 def lookup(name):
@@ -53,7 +55,7 @@ def member_token(key=ISSUER_KEY, lifetime=300, **claims):
 
 
 def exchange(token, keys=(ISSUER_KEY,), now=None):
-    return issuer.exchange(token, SETTINGS, [public_pem(key) for key in keys], SLURM_KEY, LOCAL_NAMES,
+    return issuer.exchange(token, SETTINGS, [public_pem(key) for key in keys], SLURM_KEY, HOST_ACCOUNTS,
                            lookup=lookup, now=now)
 
 
@@ -105,6 +107,7 @@ def test_a_name_claim_that_disagrees_with_sun_is_refused(claim):
 @pytest.mark.parametrize(("name", "rule"), [
     ("outsider", "has UID 6000000, outside the member range 5000000-5499999"),
     ("localmember", "is an account of this host, not a member"),
+    ("pharosshadow", "has UID 5000010, which the account 'sitelocal' of this host holds"),
     ("nobody-here", "is no account known here"),
     ("Pharos", "is not a member's name"),
     ("alice bob", "is not a member's name"),
@@ -155,3 +158,10 @@ def test_a_request_longer_than_the_limit_is_refused():
             return b"a" * size
     with pytest.raises(issuer.Refused, match="longer than 16384 bytes"):
         issuer.read_request(Stream())
+
+
+def test_the_host_accounts_are_read_with_their_uids_from_passwd(tmp_path):
+    passwd = tmp_path / "passwd"
+    passwd.write_text("root:x:0:0:root:/root:/bin/bash\nsitelocal:x:5000010:100::/home/s:/bin/sh\n"
+                      "# a comment\nbroken line\n")
+    assert issuer.local_accounts(str(passwd)) == {"root": 0, "sitelocal": 5000010}

@@ -43,9 +43,14 @@ class Refused(Exception):
 
 
 def local_accounts(passwd_path="/etc/passwd"):
-    """Names of the host's own accounts: root, SlurmUser, the service accounts."""
+    """{name: UID} of the host's own accounts: root, SlurmUser, the service accounts."""
+    accounts = {}
     with open(passwd_path, encoding="utf-8", errors="replace") as passwd:
-        return {line.split(":", 1)[0] for line in passwd if ":" in line}
+        for line in passwd:
+            fields = line.split(":")
+            if len(fields) > 2 and fields[2].isdigit():
+                accounts.setdefault(fields[0], int(fields[2]))
+    return accounts
 
 
 def named_member(claims):
@@ -59,11 +64,12 @@ def named_member(claims):
     return name
 
 
-def check_member(name, settings, local_names, lookup=pwd.getpwnam):
-    """Refuse any name that is not a directory member in the member UID range."""
+def check_member(name, settings, host_accounts, lookup=pwd.getpwnam):
+    """Refuse any name that is not a directory member in the member UID range, and any whose
+    UID a local account holds: Slurm runs the job as the UID, so it would be that account's."""
     if not NAME.fullmatch(name):
         raise Refused(f"{name!r} is not a member's name (a numeric name would be read as a UID)")
-    if name in local_names:
+    if name in host_accounts:
         raise Refused(f"{name!r} is an account of this host, not a member")
     try:
         uid = lookup(name).pw_uid
@@ -72,6 +78,9 @@ def check_member(name, settings, local_names, lookup=pwd.getpwnam):
     if not settings["member_uid_min"] <= uid <= settings["member_uid_max"]:
         raise Refused(f"{name!r} has UID {uid}, outside the member range "
                       f"{settings['member_uid_min']}-{settings['member_uid_max']}")
+    holders = sorted(local for local, local_uid in host_accounts.items() if local_uid == uid)
+    if holders:
+        raise Refused(f"{name!r} has UID {uid}, which the account {holders[0]!r} of this host holds")
     return uid
 
 
@@ -94,12 +103,12 @@ def verified_claims(member_token, settings, issuer_keys):
     raise Refused("the member token is not signed by the Pharos issuer's key")
 
 
-def exchange(member_token, settings, issuer_keys, slurm_key, local_names,
+def exchange(member_token, settings, issuer_keys, slurm_key, host_accounts,
              lookup=pwd.getpwnam, now=None):
     """The Slurm token for the member the member token names, or Refused."""
     claims = verified_claims(member_token, settings, issuer_keys)
     name = named_member(claims)
-    check_member(name, settings, local_names, lookup)
+    check_member(name, settings, host_accounts, lookup)
     now = int(time.time()) if now is None else now
     expires = min(int(claims["exp"]), now + settings["max_lifespan"])
     token = jwt.encode({"iat": now, "exp": expires, "sun": name}, slurm_key, algorithm="HS256")
