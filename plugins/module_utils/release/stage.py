@@ -23,9 +23,13 @@ from ansible_collections.pharos.hpc.plugins.module_utils.release.contents import
 # What each virtualenv held when it was installed, written before the fingerprint.
 VENV_SUMS_NAME = "venvs.sha256"
 # Bytecode caches are Python's to write again; they never count as a change.
-BYTECODE_CACHE = "__pycache__"
 MAX_NAMED_PATHS = 10
 
+# pip check with neither site processing nor the user's site: a wheel's .pth file runs code when
+# site reads it, and staging runs as root. The virtualenv's site-packages is put on the path
+# by hand instead, so pip still sees what is installed there.
+PIP_CHECK_WITHOUT_SITE = ("import runpy, sys; sys.path.insert(0, sys.argv[1]); sys.argv = ['pip', 'check']; "
+                          "runpy.run_module('pip', run_name='__main__', alter_sys=True)")
 PIP_OFFLINE = ["--isolated", "--disable-pip-version-check", "--no-input", "--no-cache-dir",
                "--require-hashes", "--no-deps", "--only-binary=:all:"]
 
@@ -93,10 +97,12 @@ def installed_manifest(layout, release_id, components=()):
 
 def venv_entries(venvs):
     """{path below venvs: "sha256:<hex>" for a file, "link:<target>" for a link} of every entry
-    but directories and bytecode caches. Nothing is followed: a link is recorded as a link."""
+    but directories. Nothing is followed: a link is recorded as a link. Bytecode is recorded
+    too: Python runs a .pyc whose header matches its source instead of the source, and the tree
+    is read-only, so no bytecode is written after install."""
     entries = {}
     for directory, subdirectories, names in os.walk(venvs):
-        kept = []
+        descend = []
         for name in sorted(subdirectories + names):
             full = os.path.join(directory, name)
             relative = os.path.relpath(full, venvs)
@@ -104,14 +110,13 @@ def venv_entries(venvs):
             if stat.S_ISLNK(mode):
                 entries[relative] = "link:" + os.readlink(full)
             elif stat.S_ISDIR(mode):
-                if name != BYTECODE_CACHE:
-                    kept.append(name)
+                descend.append(name)
             elif stat.S_ISREG(mode):
                 with open(full, "rb") as handle:
                     entries[relative] = sha256_bytes(handle.read())
             else:
                 entries[relative] = "special"
-        subdirectories[:] = [name for name in subdirectories if name in kept]
+        subdirectories[:] = [name for name in subdirectories if name in descend]
     return entries
 
 
@@ -212,8 +217,14 @@ def install_component(run, python, release_root, venv, component, manifest, inde
     argv += ["--find-links", os.path.join(release_root, "wheelhouse"),
              "-r", os.path.join(release_root, manifest["components"][component]["requirements"])]
     _run(run, argv, "installing %s offline from its hash-pinned requirements" % component, release_id)
-    _run(run, [os.path.join(venv, "bin", "python"), "-m", "pip", "check"],
-         "checking that %s's pins are its whole closure (pip check)" % component, release_id)
+    check_closure(run, venv, component, manifest)
+
+
+def check_closure(run, venv, component, manifest):
+    """pip check in the component's virtualenv, without running its .pth files."""
+    site_packages = os.path.join(venv, "lib", "python" + manifest["python_version"], "site-packages")
+    _run(run, [os.path.join(venv, "bin", "python"), "-I", "-S", "-c", PIP_CHECK_WITHOUT_SITE, site_packages],
+         "checking that %s's pins are its whole closure (pip check)" % component, manifest["release_id"])
 
 
 def python_version(run, python):
