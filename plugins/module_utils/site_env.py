@@ -58,6 +58,9 @@ KNOWN_KEYS = OrderedDict([
 OPTIONAL_KEYS = frozenset(["PYTHON_INDEX_URL"])
 
 KEY_PATTERN = re.compile(r"[A-Z][A-Z0-9_]*\Z")
+# What a mistyped key looks like (waldur_api_url): quoted back. Any other text before the = is
+# not quoted, since a pasted URL with its password would be.
+NAME_LIKE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}\Z")
 # Unicode's control (C0, DEL and C1), format (invisible, such as bidirectional overrides),
 # line and paragraph separator, surrogate, private use and unassigned characters: some reader
 # takes each as a line break or shows it as nothing.
@@ -103,6 +106,10 @@ def _suggestion(key):
     return "did you mean %s? " % close[0] if close else ""
 
 
+def _quotable(key):
+    return key if NAME_LIKE.match(key) else None
+
+
 def _read_line(number, text, violations):
     """A Line, or None after recording why the line is not KEY=value."""
     if "=" not in text:
@@ -111,16 +118,17 @@ def _read_line(number, text, violations):
         return None
     key, value = text.split("=", 1)
     if key.startswith("export "):
-        violations.append(Violation(key[7:].strip(), number, "starts with export",
+        violations.append(Violation(_quotable(key[7:].strip()), number, "starts with export",
                                     "remove export: site.env is read, never sourced"))
         return None
     if key != key.strip() or (value and value[0] in " \t"):
-        violations.append(Violation(key.strip() or None, number, "has spaces around the key or =",
+        violations.append(Violation(_quotable(key.strip()), number, "has spaces around the key or =",
                                     "write KEY=value with no spaces around ="))
         return None
     if not KEY_PATTERN.match(key):
-        violations.append(Violation(key or None, number, "is not a key (capital letters, digits and _)",
-                                    "write KEY=value with a key from site.env.example"))
+        rule = ("is not a key (capital letters, digits and _)" if _quotable(key)
+                else "does not start with a key: the text before its first = is not one (capital letters, digits and _)")
+        violations.append(Violation(_quotable(key), number, rule, "write KEY=value with a key from site.env.example"))
         return None
     for test, what, fix in REFUSED_IN_VALUES:
         found = next((character for character in value if test(character)), None)

@@ -35,6 +35,9 @@ RANGES = {"member UID": ("MEMBER_UID_MIN", "MEMBER_UID_MAX"), "member GID": ("ME
           "project GID": ("PROJECT_GID_MIN", "PROJECT_GID_MAX")}
 
 
+DNS_NAME = re.compile(r"(?=.{1,253}\.?\Z)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*\.?\Z")
+
+
 def _is_loopback(host):
     if host == "localhost":
         return True
@@ -42,6 +45,14 @@ def _is_loopback(host):
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def _is_host(host):
+    try:
+        ipaddress.ip_address(host)
+        return True
+    except ValueError:
+        return bool(DNS_NAME.match(host))
 
 
 def _url(line, schemes, loopback=False, origin_only=False):
@@ -72,6 +83,10 @@ def _url(line, schemes, loopback=False, origin_only=False):
         return violation("has a port that is not a number from 1 to 65535", "correct the port, or remove the :")
     if not hostname:
         return violation("names no host", "write %s://host..." % parts.scheme)
+    if not _is_host(hostname):
+        return violation("names a host that is neither a DNS name nor an IP address (a space, a % escape or "
+                         "another character a resolver would read otherwise)",
+                         "write the host's name in letters, digits, - and ., or its address")
     if loopback and not _is_loopback(hostname):
         return violation("is not on host loopback (%s)" % hostname,
                          "use 127.0.0.1, ::1 or localhost: this service speaks plaintext or must stay on the host")

@@ -81,6 +81,18 @@ def test_a_line_another_reader_would_read_differently_is_refused_with_its_line(e
     assert str(violations[0]).startswith("site.env line %d" % number)
 
 
+@pytest.mark.parametrize("line", ["https://admin:S3cret@waldur.example.org/api/?x=1",
+                                  "export https://admin:S3cret@w.example.org/?a=b",
+                                  "https://admin:S3cret@w.example.org/ = x"])
+def test_a_pasted_line_that_is_not_key_value_is_refused_without_repeating_it(example, line):
+    text, number = with_line(example, "WALDUR_API_URL", line)
+    violations = [violation for violation in refusal(text).violations if violation.line == number]
+    assert len(violations) == 1 and violations[0].key is None, violations
+    message = str(refusal(text))
+    assert "site.env line %d" % number in message
+    assert "S3cret" not in message and "admin" not in message, message
+
+
 def test_a_duplicate_key_is_refused_naming_both_lines(example):
     text = example + "SLURM_STAGING_PARTITION=other\n"
     first = next(number for number, line in enumerate(example.split("\n"), 1) if line.startswith("SLURM_STAGING_PARTITION="))
@@ -98,6 +110,10 @@ def test_a_file_that_is_not_utf8_is_refused():
 RULE_CASES = [
     ("WALDUR_API_URL", "http://w.example.org/api/", "must use https://", "https:// URL"),
     ("WALDUR_API_URL", "https://agent:s3cret@w.example.org/api/", "embeds credentials", "/etc/pharos-hpc/secrets"),
+    ("WALDUR_API_URL", "https://ex ample.org/api/", "names a host that is neither a DNS name nor an IP address",
+     "letters, digits, - and ."),
+    ("WALDUR_API_URL", "https://h%40evil/api/", "names a host that is neither a DNS name nor an IP address",
+     "letters, digits, - and ."),
     ("CENTRAL_SITE_API_URL", "https://site.example.org/v1/site/", "is not an origin", "https://site.example.org;"),
     ("CENTRAL_SITE_API_URL", "https://site.example.org/", "is not an origin", "append /v1/site"),
     ("CENTRAL_SITE_API_URL", "https://site.example.org?x=1", "has a query or fragment", "remove everything"),
