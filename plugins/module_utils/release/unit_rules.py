@@ -99,6 +99,6 @@ def problems(name, text):
 
 
 def _is_secret_file(value):
-    _identifier, _, path = value.partition(":")
+    path = value.partition(":")[2]
     return (path.startswith(SECRETS_DIRECTORY) and posixpath.normpath(path) == path
             and len(path) > len(SECRETS_DIRECTORY))
