@@ -8,9 +8,11 @@ import json
 import os
 import re
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from adopt_playbooks import changed_results, run_site
 from site_state import DTN, LOGIN, NODE, SITE_FILES, on, state
@@ -19,6 +21,11 @@ EPHEMERAL = Path(os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY", "/nonexistent"))
 ADDRESSES = {LOGIN: "172.30.213.10"}
 MEMBER, ALLOCATION = "pharosalice", "pharos_a_test"
 SUFFIX = "dc=pharos,dc=lab"
+PEOPLE, GROUPS = f"ou=people,ou=pharos,{SUFFIX}", f"ou=groups,ou=pharos,{SUFFIX}"
+# The Site's SSSD cache lifetime: its [nss] memcache_timeout and the pharos domain's.
+CACHE_SECONDS = yaml.safe_load((Path(__file__).resolve().parents[1] / "host_vars" / f"{LOGIN}.yml")
+                               .read_text(encoding="utf-8"))["icarus_hpc_cache_seconds"]
+SSHD_READS_KEYS = f"runuser -u nobody -- /usr/local/libexec/pharos/directory-keys {MEMBER}"
 
 
 def recorded(name):
@@ -66,7 +73,8 @@ def test_the_run_on_the_site_as_it_was_named_each_setting_to_change_and_changed_
                      r"Change the line to 'services = nss, pam, ssh'\.", messages[LOGIN]), messages[LOGIN]
     assert ("/etc/sssd/sssd.conf on pharos-adopt-login: SSSD's fast cache keeps an entry 300 s ([nss] "
             "memcache_timeout, by default)") in messages[LOGIN]
-    assert "Set 'memcache_timeout = 90' in the [nss] section of /etc/sssd/sssd.conf." in messages[LOGIN]
+    assert (f"Set 'memcache_timeout = {CACHE_SECONDS}' in the [nss] section of /etc/sssd/sssd.conf."
+            in messages[LOGIN])
     assert "nsswitch" not in messages[LOGIN]
     assert recorded("state-after-refusal.json") == recorded("state-before-refusal.json")
 
@@ -141,25 +149,74 @@ def test_the_sites_own_key_schema_serves_pharos_and_no_second_copy_is_loaded():
     assert len(found) == 1 and re.fullmatch(r"cn=\{\d+\}site-openssh-lpk,cn=schema,cn=config", found[0]), found
 
 
-def test_a_member_logs_in_with_a_directory_key_through_the_pharos_sssd_domain(tmp_path):
-    key = tmp_path / "member_key"
+def new_key(tmp_path, name):
+    key = tmp_path / name
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
-    public = (tmp_path / "member_key.pub").read_text(encoding="utf-8").strip()
-    people, groups = f"ou=people,ou=pharos,{SUFFIX}", f"ou=groups,ou=pharos,{SUFFIX}"
-    given = (f"dn: uid={MEMBER},{people}\nchangetype: modify\nadd: objectClass\nobjectClass: ldapPublicKey\n-\n"
-             f"add: sshPublicKey\nsshPublicKey: {public}\n\n"
-             f"dn: cn=pharos-members,{groups}\nchangetype: modify\nadd: memberUid\nmemberUid: {MEMBER}\n")
-    taken_back = (f"dn: uid={MEMBER},{people}\nchangetype: modify\ndelete: sshPublicKey\n-\n"
-                  f"delete: objectClass\nobjectClass: ldapPublicKey\n\n"
-                  f"dn: cn=pharos-members,{groups}\nchangetype: modify\ndelete: memberUid\nmemberUid: {MEMBER}\n")
-    # As the directory's administrator (root over ldapi), in place of the agents' cycles.
-    on(LOGIN, f"ldapmodify -Q -Y EXTERNAL -H ldapi:/// <<'LDIF'\n{given}LDIF")
+    return key, (tmp_path / f"{name}.pub").read_text(encoding="utf-8").strip()
+
+
+def as_directory_admin(ldif):
+    """As the directory's administrator (root over ldapi), in place of the agents' cycles."""
+    on(LOGIN, f"ldapmodify -Q -Y EXTERNAL -H ldapi:/// <<'LDIF'\n{ldif}LDIF")
+
+
+def given_a_key(public):
+    return (f"dn: uid={MEMBER},{PEOPLE}\nchangetype: modify\nadd: objectClass\nobjectClass: ldapPublicKey\n-\n"
+            f"add: sshPublicKey\nsshPublicKey: {public}\n\n"
+            f"dn: cn=pharos-members,{GROUPS}\nchangetype: modify\nadd: memberUid\nmemberUid: {MEMBER}\n")
+
+
+def key_taken_back():
+    return (f"dn: uid={MEMBER},{PEOPLE}\nchangetype: modify\ndelete: sshPublicKey\n-\n"
+            f"delete: objectClass\nobjectClass: ldapPublicKey\n\n"
+            f"dn: cn=pharos-members,{GROUPS}\nchangetype: modify\ndelete: memberUid\nmemberUid: {MEMBER}\n")
+
+
+def test_a_member_logs_in_with_a_directory_key_through_the_pharos_sssd_domain(tmp_path):
+    key, public = new_key(tmp_path, "member_key")
+    as_directory_admin(given_a_key(public))
     try:
         on(LOGIN, "sss_cache -E")
         login = ssh(MEMBER, key, "id -un")
         assert login.returncode == 0 and login.stdout.strip() == MEMBER, login.stderr
     finally:
-        on(LOGIN, f"ldapmodify -Q -Y EXTERNAL -H ldapi:/// <<'LDIF'\n{taken_back}LDIF\nsss_cache -E")
+        as_directory_admin(key_taken_back())
+        on(LOGIN, "sss_cache -E")
+
+
+def test_sssd_serves_a_changed_key_within_the_sites_cache_lifetime(tmp_path):
+    """The member replaces her key while SSSD holds the old one: within the Site's cache
+    lifetime sshd takes the new key and refuses the old. The keys sshd gets are read each second
+    as sshd reads them (its AuthorizedKeysCommand, as nobody), not by logging in, since sshd's
+    per-source penalties would soon refuse a loop of logins; then one login with each key."""
+    old_key, old_public = new_key(tmp_path, "old_key")
+    new_key_path, new_public = new_key(tmp_path, "new_key")
+    as_directory_admin(given_a_key(old_public))
+    try:
+        on(LOGIN, "sss_cache -E")
+        first = ssh(MEMBER, old_key, "id -un")
+        assert first.returncode == 0 and first.stdout.strip() == MEMBER, first.stderr
+        assert old_public.split()[1] in on(LOGIN, SSHD_READS_KEYS)
+        as_directory_admin(f"dn: uid={MEMBER},{PEOPLE}\nchangetype: modify\nreplace: sshPublicKey\n"
+                           f"sshPublicKey: {new_public}\n")
+        changed = time.monotonic()
+        served = ""
+        while time.monotonic() - changed < CACHE_SECONDS + 10:
+            served = on(LOGIN, SSHD_READS_KEYS)
+            if new_public.split()[1] in served and old_public.split()[1] not in served:
+                break
+            time.sleep(1)
+        waited = time.monotonic() - changed
+        print(f"SSSD served the changed key after {waited:.1f} s (cache lifetime {CACHE_SECONDS} s)")
+        assert new_public.split()[1] in served and old_public.split()[1] not in served, served
+        assert waited <= CACHE_SECONDS + 5, f"the old key was served {waited:.1f} s, past {CACHE_SECONDS} s"
+        login = ssh(MEMBER, new_key_path, "id -un")
+        assert login.returncode == 0 and login.stdout.strip() == MEMBER, login.stderr
+        refused = ssh(MEMBER, old_key, "id -un")
+        assert refused.returncode == 255 and "Permission denied" in refused.stderr, refused.stderr
+    finally:
+        as_directory_admin(key_taken_back())
+        on(LOGIN, "sss_cache -E")
 
 
 def test_check_diff_after_the_converge_changes_nothing():
