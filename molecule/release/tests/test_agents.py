@@ -95,7 +95,7 @@ def test_the_installed_release_cannot_be_written_by_the_agents(host):
     ("/etc/pharos-hpc/secrets", "root", "root", 0o700),
     ("/etc/pharos-hpc/secrets/site-agent-token", "root", "root", 0o400),
     ("/etc/pharos-hpc/secrets/site-agent-ldap-password", "root", "root", 0o400),
-    ("/etc/pharos-hpc/secrets/ssh-access-site-token", "root", "pharos-ssh-access", 0o640),
+    ("/etc/pharos-hpc/secrets/ssh-access-site-token", "root", "root", 0o600),
     ("/etc/pharos-hpc/secrets/site-agent-ca.crt", "root", "root", 0o644),
     ("/etc/pharos-hpc/secrets/site-api-ca.crt", "root", "root", 0o644),
     ("/etc/pharos-hpc/secrets/waldur-site-agent-config.yaml", "root", "root", 0o400),

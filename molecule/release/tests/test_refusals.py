@@ -63,6 +63,30 @@ def test_a_missing_secret_stops_the_release_before_any_change(host, ldap_passwor
     assert not host.file("/var/lib/pharos-hpc/incoming/release-b.tar.gz").exists
 
 
+UNSAFE_TOKEN_DIRECTORIES = {
+    "a secret that is a link": ("ln -sf /etc/shadow {d}/site-agent-token",
+                                "Secret site-agent-token in the token directory {d} is a link"),
+    "a secret another user may change": ("chmod 0666 {d}/ssh-access-site-token",
+                                         "Secret ssh-access-site-token in the token directory {d} is not root's alone"),
+    "a directory another user may change": ("chmod 0777 {d}", "The token directory {d} is not root's alone"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(UNSAFE_TOKEN_DIRECTORIES))
+def test_a_token_directory_someone_else_could_change_stops_the_release_before_any_change(host, case, unchanged):
+    directory = "/root/unsafe-tokens"
+    make, named = (text.format(d=directory) for text in UNSAFE_TOKEN_DIRECTORIES[case])
+    host.check_output(f"rm -rf {directory} && install -d -m 0700 {directory} && cp -p /root/pharos-tokens/* {directory}/ "
+                      f"&& {make}")
+    try:
+        rc, output = run_playbook("release.yml", succeed=False, extra_vars={
+            "pharos_token_directory": directory, "pharos_release_archive": str(RELEASES / "release-b.tar.gz")})
+    finally:
+        host.check_output(f"rm -rf {directory}")
+    assert rc != 0 and named in output, output[-3000:]
+    assert not host.file("/opt/pharos-hpc/releases/release-b").exists
+
+
 def test_check_names_every_failed_precondition_in_one_run(host, tmp_path, ldap_password_withheld, unchanged):
     broken_site_env = site_env_with(tmp_path / "site.env", CENTRAL_OFFERING_UUID="NOT-A-UUID",
                                     ACTIVATION_COMPONENTS="site-agent ssh-access")
