@@ -54,7 +54,9 @@ def test_present_stages_the_release_read_only_with_a_virtualenv_per_component(in
     assert sorted(os.listdir(os.path.join(layout.release(release_id), "venvs"))) == ["site-agent", "ssh-access"]
     # The record names every file and link that runs, the bytecode pip compiled among them.
     record = Path(layout.release(release_id)) / "venvs.sha256"
-    recorded = [line.split("  ", 1)[1] for line in record.read_text(encoding="utf-8").splitlines()]
+    lines = record.read_text(encoding="utf-8").splitlines()
+    assert lines[0] == "# bytecode recorded"
+    recorded = [line.split("  ", 1)[1] for line in lines[1:]]
     assert "ssh-access/bin/python" in recorded and "site-agent/pyvenv.cfg" in recorded
     assert any(path.endswith("/site-packages/httpx/__init__.py") for path in recorded)
     assert any(path.endswith(".pyc") and "/site-packages/httpx/__pycache__/__init__." in path for path in recorded)
