@@ -126,9 +126,10 @@ def _read_line(number, text, violations):
                                     "write KEY=value with no spaces around ="))
         return None
     if not KEY_PATTERN.match(key):
-        rule = ("is not a key (capital letters, digits and _)" if _quotable(key)
+        quoted = _quotable(key)
+        rule = ("is not a key (capital letters, digits and _)" if quoted
                 else "does not start with a key: the text before its first = is not one (capital letters, digits and _)")
-        violations.append(Violation(_quotable(key), number, rule, "write KEY=value with a key from site.env.example"))
+        violations.append(Violation(quoted, number, rule, "write KEY=value with a key from site.env.example"))
         return None
     for test, what, fix in REFUSED_IN_VALUES:
         found = next((character for character in value if test(character)), None)
