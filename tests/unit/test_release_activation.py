@@ -160,14 +160,44 @@ def test_a_virtualenv_changed_after_install_is_refused_before_anything_changes(r
     assert tree(str(root)) == before and len(systemd.writes()) == calls
 
 
-def test_bytecode_caches_in_a_virtualenv_are_not_a_change(root):
+@pytest.mark.parametrize(("change", "named"), [
+    ("planted", "added ssh-access/lib/site-packages/__pycache__/agent.cpython-313.pyc"),
+    ("rewritten", "changed ssh-access/lib/site-packages/__pycache__/helper.cpython-313.pyc"),
+])
+def test_bytecode_changed_in_a_virtualenv_after_install_is_refused_before_anything_changes(root, change, named):
+    """Python runs a .pyc whose header matches its source's mtime and size instead of the source,
+    so the bytecode pip compiled at install is recorded like the source."""
+    layout = Layout(str(root))
+    cache = Path(layout.venv("r2", "ssh-access")) / "lib" / "site-packages" / "__pycache__"
+    cache.mkdir(parents=True)
+    (cache / "helper.cpython-313.pyc").write_bytes(b"compiled at install")
     layout, systemd = active_on(root, "r1", "r2")
-    cache = Path(layout.venv("r2", "ssh-access")) / "bin" / "__pycache__"
-    writable(cache / "x")
-    cache.mkdir()
-    (cache / "module.cpython-313.pyc").write_bytes(b"\0")
-    result = activate(root, systemd, release_id="r2")
-    assert result["current"] == "r2"
+    writable(cache / "helper.cpython-313.pyc")
+    os.chmod(cache / "helper.cpython-313.pyc", 0o644)
+    if change == "planted":
+        (cache / "agent.cpython-313.pyc").write_bytes(b"planted bytecode")
+    else:
+        (cache / "helper.cpython-313.pyc").write_bytes(b"other bytecode")
+    before, calls = tree(str(root)), len(systemd.writes())
+    with pytest.raises(RunError, match=named):
+        activate(root, systemd, release_id="r2")
+    assert tree(str(root)) == before and len(systemd.writes()) == calls
+
+
+def test_a_release_recorded_before_bytecode_was_recorded_is_checked_as_it_was_recorded(root):
+    """A release installed by 0.2.0 has a record without bytecode: its caches are no change."""
+    layout = Layout(str(root))
+    cache = Path(layout.venv("r2", "ssh-access")) / "lib" / "site-packages" / "__pycache__"
+    cache.mkdir(parents=True)
+    (cache / "helper.cpython-313.pyc").write_bytes(b"compiled at install")
+    layout, systemd = active_on(root, "r1", "r2")
+    record = Path(layout.release("r2")) / "venvs.sha256"
+    os.chmod(record.parent, 0o755)
+    os.chmod(record, 0o644)
+    lines = record.read_text(encoding="utf-8").splitlines()
+    assert lines[0] == "# bytecode recorded" and any("__pycache__" in line for line in lines)
+    record.write_text("".join(line + "\n" for line in lines[1:] if "__pycache__" not in line), encoding="utf-8")
+    assert activate(root, systemd, release_id="r2")["current"] == "r2"
 
 
 def test_an_installed_release_without_a_record_of_its_virtualenvs_is_not_activated(root):

@@ -22,8 +22,9 @@ from ansible_collections.pharos.hpc.plugins.module_utils.release.contents import
 
 # What each virtualenv held when it was installed, written before the fingerprint.
 VENV_SUMS_NAME = "venvs.sha256"
-# Bytecode caches are Python's to write again; they never count as a change.
-BYTECODE_CACHE = "__pycache__"
+# The first line of a record that holds the bytecode too. A record written before (0.2.0 and
+# earlier) left bytecode out, and a release installed then is checked as it was recorded.
+BYTECODE_RECORDED = "# bytecode recorded"
 MAX_NAMED_PATHS = 10
 
 # pip check with neither site processing nor the user's site: a wheel's .pth file runs code when
@@ -98,10 +99,12 @@ def installed_manifest(layout, release_id, components=()):
 
 def venv_entries(venvs):
     """{path below venvs: "sha256:<hex>" for a file, "link:<target>" for a link} of every entry
-    but directories and bytecode caches. Nothing is followed: a link is recorded as a link."""
+    but directories. Nothing is followed: a link is recorded as a link. Bytecode is recorded
+    too: Python runs a .pyc whose header matches its source instead of the source, and the tree
+    is read-only, so no bytecode is written after install."""
     entries = {}
     for directory, subdirectories, names in os.walk(venvs):
-        kept = []
+        descend = []
         for name in sorted(subdirectories + names):
             full = os.path.join(directory, name)
             relative = os.path.relpath(full, venvs)
@@ -109,21 +112,25 @@ def venv_entries(venvs):
             if stat.S_ISLNK(mode):
                 entries[relative] = "link:" + os.readlink(full)
             elif stat.S_ISDIR(mode):
-                if name != BYTECODE_CACHE:
-                    kept.append(name)
+                descend.append(name)
             elif stat.S_ISREG(mode):
                 with open(full, "rb") as handle:
                     entries[relative] = sha256_bytes(handle.read())
             else:
                 entries[relative] = "special"
-        subdirectories[:] = [name for name in subdirectories if name in kept]
+        subdirectories[:] = [name for name in subdirectories if name in descend]
     return entries
+
+
+def _is_bytecode(path):
+    return "__pycache__" in path.split(os.sep)[:-1]
 
 
 def record_venvs(layout, release_id):
     path = os.path.join(layout.release(release_id), VENV_SUMS_NAME)
     entries = venv_entries(layout.venvs(release_id))
     with open(path, "w", encoding="utf-8") as handle:
+        handle.write(BYTECODE_RECORDED + "\n")
         handle.writelines("%s  %s\n" % (entries[name], name) for name in sorted(entries))
     os.chmod(path, 0o444)
 
@@ -138,11 +145,14 @@ def verify_venvs(layout, release_id, components):
     fix = "Fix: install the release again under a new release id from a trusted archive."
     try:
         with open(os.path.join(layout.release(release_id), VENV_SUMS_NAME), encoding="utf-8") as handle:
-            recorded = dict(reversed(line.rstrip("\n").split("  ", 1)) for line in handle if line.strip())
+            lines = handle.read().splitlines()
+        recorded = dict(reversed(line.split("  ", 1)) for line in lines if line.strip() and not line.startswith("#"))
     except (OSError, ValueError):
         raise StageError("Release %s has no readable record of its virtualenvs (%s), so what would run cannot be "
                          "checked and it is not activated. %s" % (release_id, VENV_SUMS_NAME, fix)) from None
     current = venv_entries(layout.venvs(release_id))
+    if BYTECODE_RECORDED not in lines[:1]:
+        current = {name: digest for name, digest in current.items() if not _is_bytecode(name)}
     problems = []
     for component in sorted(components):
         prefix = component + os.sep
