@@ -22,6 +22,8 @@ ALLOCATION = "pharos_a_hpc-2026"
 QUALIFICATION = "pharos_a_qualification-2026"
 NODE_HOURS = {ALLOCATION: 10, QUALIFICATION: 2}
 ALLOCATIONS_OF = {"pharosalice": {ALLOCATION, QUALIFICATION}, "pharosbob": {ALLOCATION}}
+# The Site's own compute partition (vars/scenario.yml): the journey runs on an adopted Site.
+COMPUTE = "batch"
 # The agents poll every minute; a change shows within a few of their cycles.
 AGENT_CYCLE_SECONDS = 240
 
@@ -75,9 +77,12 @@ def as_member(host, member, command):
 
 def ssh(host, member, command="id -un", key=None):
     """An ssh login as member on the login node, with the key pair /root/<key>-key (by default
-    /root/<member>-key, which new_key makes)."""
+    /root/<member>-key, which new_key makes). A refused login exits 254, not ssh's 255: the
+    tests reach the login node over ssh themselves, and testinfra reads 255 as its own
+    connection failing."""
     return host.run("ssh -n -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null "
-                    "-o ConnectTimeout=5 -i /root/%s-key %s@127.0.0.1 %s" % (key or member, member, command))
+                    "-o ConnectTimeout=5 -i /root/%s-key %s@127.0.0.1 %s; status=$?; "
+                    "[ $status -ne 255 ] || status=254; exit $status" % (key or member, member, command))
 
 
 def new_key(host, name):

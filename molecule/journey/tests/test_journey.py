@@ -14,7 +14,7 @@ import pytest
 import testinfra
 from cryptography.hazmat.primitives import serialization
 
-from journey import (AGENT_CYCLE_SECONDS, ALLOCATION, ALLOCATIONS_OF, NODE_HOURS, OFFERING_UUID, PROJECT_ACCOUNT,
+from journey import (AGENT_CYCLE_SECONDS, ALLOCATION, ALLOCATIONS_OF, COMPUTE, NODE_HOURS, OFFERING_UUID, PROJECT_ACCOUNT,
                      QUALIFICATION, SIMULATOR, access_agent_cycles, agent_log, as_member, listed, new_key,
                      resource_of_account, sacctmgr, ssh, submit_keys, wait_until)
 
@@ -115,7 +115,7 @@ def test_a_membership_becomes_an_association_on_the_allocation_with_pharos_defau
 
 def test_a_job_without_an_allocation_is_refused(host, members, bobs_keys):
     del members, bobs_keys
-    refused = as_member(host, "pharosbob", "sbatch -p compute -t 1 --wrap true")
+    refused = as_member(host, "pharosbob", "sbatch -p %s -t 1 --wrap true" % COMPUTE)
     assert refused.rc != 0
     assert "Job violates accounting/QOS policy" in refused.stderr
 
@@ -125,9 +125,9 @@ def test_a_member_runs_a_job_on_the_allocation_in_their_own_scratch_root(host, m
     # The administrator adds a member to the scratch group once the agent made them.
     joined = host.run("gpasswd --add pharosbob pharos-users")
     assert joined.rc == 0, joined.stderr
-    job = as_member(host, "pharosbob", "timeout 120 srun -A %s -p compute -t 2 sh -c "
+    job = as_member(host, "pharosbob", "timeout 120 srun -A %s -p %s -t 2 sh -c "
                                        "'WORK=$(pharos-scratch-attempt journey-1) || exit 70; cd \"$WORK\"; id -un; pwd'"
-                    % ALLOCATION)
+                    % (ALLOCATION, COMPUTE))
     assert job.rc == 0, job.stderr
     user, work = job.stdout.split()
     assert user == "pharosbob"
@@ -155,7 +155,7 @@ def test_a_member_submits_through_slurmrestd_with_a_token_from_the_sites_issuer(
                          "runuser -u pharos-runtime -- pharos-member-token < /root/member-token; } > /root/rest-headers; "
                          "status=$?; rm -f /root/member-token; exit $status")
     assert exchanged.rc == 0, exchanged.stderr
-    body = {"job": {"script": "#!/bin/sh\nid -un\npwd\n", "name": "journey-rest", "partition": "compute",
+    body = {"job": {"script": "#!/bin/sh\nid -un\npwd\n", "name": "journey-rest", "partition": COMPUTE,
                     "account": ALLOCATION, "current_working_directory": "/scratch/pharos/pharosbob",
                     "standard_output": "/scratch/pharos/pharosbob/journey-rest.out", "environment": ["PATH=/usr/bin:/bin"]}}
     answer = host.run("curl -s -H @/root/rest-headers -H 'Content-Type: application/json' -d %s "
@@ -172,7 +172,8 @@ def test_a_member_submits_through_slurmrestd_with_a_token_from_the_sites_issuer(
     assert "Account=%s" % ALLOCATION in shown
     # Each node has its own scratch in the lab: the output is where the job ran.
     node = testinfra.get_host("ansible://" + re.search(r" NodeList=(\S+)", shown).group(1),
-                              ansible_inventory=os.environ["MOLECULE_INVENTORY_FILE"])
+                              ansible_inventory=os.environ["MOLECULE_INVENTORY_FILE"],
+                              ssh_identity_file=os.environ["ANSIBLE_PRIVATE_KEY_FILE"])
     assert node.check_output("cat /scratch/pharos/pharosbob/journey-rest.out").split() == [
         "pharosbob", "/scratch/pharos/pharosbob"]
 
@@ -189,7 +190,7 @@ def used_node_hours(host, account):
 
 def test_a_jobs_usage_reaches_waldur_as_node_hours_through_report(host, members):
     del members
-    job = as_member(host, "pharosbob", "timeout 200 srun -A %s -p compute -t 3 sleep 40" % ALLOCATION)
+    job = as_member(host, "pharosbob", "timeout 200 srun -A %s -p %s -t 3 sleep 40" % (ALLOCATION, COMPUTE))
     assert job.rc == 0, job.stderr
     expected = used_node_hours(host, ALLOCATION)
     assert expected > 0
@@ -220,7 +221,7 @@ def test_the_same_report_from_a_token_that_only_manages_the_service_provider_is_
     stopped = host.run("systemctl stop waldur-site-agent@report")
     assert stopped.rc == 0, stopped.stderr
     try:
-        job = as_member(host, "pharosbob", "timeout 200 srun -A %s -p compute -t 3 sleep 40" % ALLOCATION)
+        job = as_member(host, "pharosbob", "timeout 200 srun -A %s -p %s -t 3 sleep 40" % (ALLOCATION, COMPUTE))
         assert job.rc == 0, job.stderr
         expected = used_node_hours(host, ALLOCATION)
         assert expected > before

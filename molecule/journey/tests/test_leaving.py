@@ -4,7 +4,7 @@ no hours, and a member who leaves every Project still logs in but may not submit
 
 import pytest
 
-from journey import (AGENT_CYCLE_SECONDS, ALLOCATION, OFFERING_UUID, QUALIFICATION, agent_log, as_member, listed,
+from journey import (AGENT_CYCLE_SECONDS, ALLOCATION, COMPUTE, OFFERING_UUID, QUALIFICATION, agent_log, as_member, listed,
                      resource_of_account, sacctmgr, ssh, wait_until, waldur)
 
 testinfra_hosts = ["ansible://pharos-journey-login"]
@@ -26,7 +26,7 @@ def associations(host, member):
 
 
 def submits(host, member, account=None):
-    return as_member(host, member, "sbatch %s-p compute -t 1 --wrap true" % ("-A %s " % account if account else ""))
+    return as_member(host, member, "sbatch %s-p %s -t 1 --wrap true" % ("-A %s " % account if account else "", COMPUTE))
 
 
 def test_a_member_who_leaves_one_project_keeps_the_other(host):
