@@ -14,7 +14,8 @@ version_added: 0.1.0
 description:
   - First checks each archive's signature, C(<archive>.sig), against the release signer's
     public key that O(signer_key) pins, before anything in the archive is read. SHA256SUMS and
-    the pip hashes travel inside the archive and prove nothing about who made it.
+    the pip hashes travel inside the archive and prove nothing about who made it. The signature
+    names the release id, which must be the manifest's, and the archive's SHA-256.
   - Then unpacks each given release archive into a temporary directory on the controller, checks
     its SHA256SUMS (missing, extra and altered files, links, paths outside the release are all
     refused) and its manifest, and removes the directory again (docs/release.md).
@@ -52,8 +53,9 @@ RETURN = r"""
 _raw:
   description:
     - One dictionary per archive - C(release_id), C(components) (list), C(dependency_mode),
-      C(python_version), C(fingerprint) (null without O(site_env)) and C(signer), the pinned
-      signer's fingerprint.
+      C(python_version), C(fingerprint) (null without O(site_env)), C(signer), the pinned
+      signer's fingerprint, and what the signature states - C(archive_sha256), the archive's
+      digest, and C(issued), when it was signed (UTC).
   type: list
   elements: dict
 """
@@ -83,7 +85,7 @@ class LookupModule(LookupBase):
                 raise AnsibleLookupError("pharos.hpc.release_archive: %s is not a file on the controller. Fix: give "
                                          "the path of the release archive there." % archive)
             try:
-                signer = verify(archive, signer_pem, signer_key)
+                signed = verify(archive, signer_pem, signer_key)
             except (SignatureError, OSError) as error:
                 raise AnsibleLookupError("pharos.hpc.release_archive: %s" % error)
             try:
@@ -93,11 +95,16 @@ class LookupModule(LookupBase):
                 raise AnsibleLookupError("pharos.hpc.release_archive: %s" % error)
             except (SiteEnvError, OSError) as error:
                 raise AnsibleLookupError("pharos.hpc.release_archive: %s: %s" % (site_env, error))
+            if manifest["release_id"] != signed.release_id:
+                raise AnsibleLookupError(
+                    "pharos.hpc.release_archive: %s holds release %s, but its signature names release %s: the archive "
+                    "was put under another release's signature. Fix: take the archive and its .sig from the release "
+                    "channel together." % (archive, manifest["release_id"], signed.release_id))
             results.append({"release_id": manifest["release_id"], "components": sorted(manifest["components"]),
                             "dependency_mode": manifest["dependency_mode"],
                             "python_version": manifest.get("python_version"),
                             "fingerprint": fingerprint(manifest, values) if values is not None else None,
-                            "signer": signer})
+                            "signer": signed.signer, "archive_sha256": signed.archive, "issued": signed.issued})
         return results
 
     @staticmethod

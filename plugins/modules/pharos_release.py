@@ -54,6 +54,29 @@ options:
     description:
       - The installed release to activate or roll back to, when O(archive) is not given.
     type: str
+  signer_key:
+    description:
+      - The release signer's Ed25519 public key (PEM text) that the Site pins. Required with O(archive) - the
+        archive's signature, C(<archive>.sig) beside it on the host, is checked against it before anything in
+        the archive is read, and the release id it names must be the manifest's.
+      - The statement it signs (release id, archive digest, signing time) is kept with the installed release.
+    type: str
+  expect_release_id:
+    description:
+      - The release id the controller checked the archive's signature for; the signature on the host must name it.
+    type: str
+  expect_archive_sha256:
+    description:
+      - The archive digest (C(sha256:<hex>)) the controller checked; the signature on the host must name it.
+    type: str
+  allow_downgrade:
+    description:
+      - V(active) refuses a release whose archive was signed before the active release's, a downgrade, unless this
+        is true. V(rolled_back) is the deliberate way back and is never refused as a downgrade.
+      - A release installed before signed statements were kept (0.2.0 and earlier) has no signing time and is
+        not compared.
+    type: bool
+    default: false
   components:
     description:
       - Components to activate; each must be in the release's manifest.
@@ -123,6 +146,7 @@ requirements:
   - systemd on the managed host; Python 3 with the C(venv) module (Debian C(python3-venv)).
   - PyYAML on the managed host (Debian C(python3-yaml)).
   - httpx on the managed host for the V(offering) and V(site_api) probes.
+  - cryptography on the managed host to check an archive's signature (Debian C(python3-cryptography)).
 notes:
   - Layout - C(/opt/pharos-hpc/releases/<id>/release) (the verified archive),
     C(/opt/pharos-hpc/releases/<id>/venvs/<component>), C(/opt/pharos-hpc/current) and C(previous) links,
@@ -134,15 +158,17 @@ seealso:
 """
 
 EXAMPLES = r"""
-- name: Copy the release to the host
+- name: Copy the release and its signature to the host
   ansible.builtin.copy:
-    src: dist/2026.11.0.tar.gz
-    dest: /var/lib/pharos-hpc/incoming/2026.11.0.tar.gz
+    src: dist/{{ item }}
+    dest: /var/lib/pharos-hpc/incoming/{{ item }}
     mode: "0644"
+  loop: [2026.11.0.tar.gz, 2026.11.0.tar.gz.sig]
 
 - name: Install and activate it (components and modes from site.env)
   pharos.hpc.pharos_release:
     archive: /var/lib/pharos-hpc/incoming/2026.11.0.tar.gz
+    signer_key: "{{ lookup('ansible.builtin.file', 'files/release-signer.pub.pem') }}"
     state: active
 
 - name: Return to the release that was active before
@@ -202,6 +228,10 @@ def argument_spec():
         state=dict(type="str", choices=["present", "active", "rolled_back", "stopped"], default="active"),
         archive=dict(type="path"),
         release_id=dict(type="str"),
+        signer_key=dict(type="str", no_log=False),
+        expect_release_id=dict(type="str"),
+        expect_archive_sha256=dict(type="str"),
+        allow_downgrade=dict(type="bool", default=False),
         components=dict(type="list", elements="str"),
         instances=dict(type="dict"),
         site_env=dict(type="path"),

@@ -157,7 +157,7 @@ def build(options):
         pack(root, partial, options.release_id)
         if options.signing_key:
             signature_path = Path(str(archive) + signature.SIGNATURE_SUFFIX)
-            signature_path.write_text(signature.sign(str(partial), Path(options.signing_key).read_bytes()),
-                                      encoding="ascii")
+            signature_path.write_text(signature.sign(str(partial), Path(options.signing_key).read_bytes(),
+                                                     options.release_id), encoding="ascii")
         partial.rename(archive)
     return archive, len(wheelhouse)

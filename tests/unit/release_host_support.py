@@ -13,6 +13,7 @@ import os
 import shutil
 from pathlib import Path
 
+from ansible_collections.pharos.hpc.plugins.module_utils.release import signature as release_signature
 from ansible_collections.pharos.hpc.plugins.module_utils.release.layout import Layout
 from ansible_collections.pharos.hpc.plugins.module_utils.release.stage import make_read_only, record_venvs
 from release_builder.archive import dump_manifest, pack, write_sums
@@ -57,16 +58,28 @@ def write_release_tree(directory, release_id, units=None):
     return directory
 
 
-def pack_release(tmp_path, release_id, units=None):
-    """A release archive as scripts/pharos-release-build packs one."""
-    tree = write_release_tree(tmp_path / ("tree-" + release_id) / release_id, release_id, units)
-    archive = tmp_path / ("%s.tar.gz" % release_id)
-    pack(str(tree), str(archive), release_id)
+# The release signer the tests pin (params' signer_key).
+SIGNER_PRIVATE, SIGNER_PUBLIC = release_signature.new_key_pair()
+
+
+def sign_archive(archive, release_id, issued=None):
+    """<archive>.sig as the release signer writes it."""
+    Path(str(archive) + release_signature.SIGNATURE_SUFFIX).write_text(
+        release_signature.sign(str(archive), SIGNER_PRIVATE, release_id, issued), encoding="ascii")
     return archive
 
 
-def install_release(root, release_id, fingerprint=None, units=None):
-    """A release as the stage step leaves it under root."""
+def pack_release(tmp_path, release_id, units=None, issued=None):
+    """A release archive as scripts/pharos-release-build packs and signs one."""
+    tree = write_release_tree(tmp_path / ("tree-" + release_id) / release_id, release_id, units)
+    archive = tmp_path / ("%s.tar.gz" % release_id)
+    pack(str(tree), str(archive), release_id)
+    return sign_archive(archive, release_id, issued)
+
+
+def install_release(root, release_id, fingerprint=None, units=None, issued=None):
+    """A release as the stage step leaves it under root; with issued, the signed statement it was
+    installed under (its archive signed then), as the stage step keeps it."""
     layout = Layout(str(root))
     target = Path(layout.release(release_id))
     write_release_tree(target / "release", release_id, units)
@@ -77,6 +90,9 @@ def install_release(root, release_id, fingerprint=None, units=None):
     make_read_only(str(target / "release"))
     make_read_only(str(target / "venvs"))
     record_venvs(layout, release_id)
+    if issued:
+        Path(layout.statement_file(release_id)).write_text(
+            release_signature.statement(release_id, "sha256:" + "1" * 64, issued), encoding="ascii")
     Path(layout.fingerprint_file(release_id)).write_text((fingerprint or "sha256:" + "0" * 64) + "\n")
     os.chmod(target, 0o555)
     return layout
@@ -175,7 +191,8 @@ def params(root, **overrides):
     values = dict(state="active", archive=None, release_id=None, components=["ssh-access"], instances=None,
                   site_env=None, root=str(root), python="python3", probes=["units"], waldur_url=None, token_file=None,
                   ca_file=None, offering_uuid=None, site_api_url=None, site_api_ca_file=None, health_timeout=10.0,
-                  health_settle=3.0)
+                  health_settle=3.0, signer_key=SIGNER_PUBLIC.decode("ascii"), expect_release_id=None,
+                  expect_archive_sha256=None, allow_downgrade=False)
     values.update(overrides)
     return values
 

@@ -7,7 +7,8 @@ import json
 import certifi
 import pytest
 from ansible.module_utils.testing import patch_module_args
-from release_host_support import RecordingSystemd, install_release, pack_release, tree, write_site_env
+from release_host_support import (
+    SIGNER_PUBLIC, RecordingSystemd, install_release, pack_release, sign_archive, tree, write_site_env)
 
 from ansible_collections.pharos.hpc.plugins.modules import pharos_release
 
@@ -26,7 +27,8 @@ def test_check_mode_predicts_the_stage_of_an_archive_and_writes_nothing(root, tm
     archive = pack_release(tmp_path, "r1")
     write_site_env(root)
     before = tree(str(root))
-    result, _text = run_module(dict(state="present", archive=str(archive), root=str(root)), check=True)
+    result, _text = run_module(dict(state="present", archive=str(archive), root=str(root),
+                                    signer_key=SIGNER_PUBLIC.decode("ascii")), check=True)
     assert result["changed"] is True and [step["step"] for step in result["steps"]] == ["stage"]
     assert result["release_id"] == "r1" and tree(str(root)) == before
 
@@ -38,7 +40,9 @@ def test_a_tampered_archive_is_refused_in_check_mode_as_in_a_real_run(root, tmp_
     (tree_root / "units" / "pharos-ssh-access-agent.service").write_text("[Service]\nExecStart=/bin/false\n")
     from release_builder import archive as release_archive  # pylint: disable=import-outside-toplevel
     release_archive.pack(str(tree_root), str(archive), "r1")
-    result, _text = run_module(dict(state="present", archive=str(archive), root=str(root)), check=True)
+    sign_archive(archive, "r1")   # the signer signed it all the same: SHA256SUMS refuses it
+    result, _text = run_module(dict(state="present", archive=str(archive), root=str(root),
+                                    signer_key=SIGNER_PUBLIC.decode("ascii")), check=True)
     assert result["failed"] and "does not match its SHA-256 in SHA256SUMS: it was altered" in result["msg"]
 
 

@@ -10,6 +10,7 @@ from release_host_support import (
     unit_text, write_site_env)
 
 from ansible_collections.pharos.hpc.plugins.module_utils.release import activate as release_activate
+from ansible_collections.pharos.hpc.plugins.module_utils.release import signature as release_signature
 from ansible_collections.pharos.hpc.plugins.module_utils.release.layout import Layout
 from ansible_collections.pharos.hpc.plugins.module_utils.release.run import RunError, run
 from ansible_collections.pharos.hpc.plugins.module_utils.release.systemd import Systemctl, SystemdError, parse_show
@@ -331,3 +332,82 @@ def test_systemctl_is_asked_in_one_call_and_a_failure_names_the_command():
     with pytest.raises(SystemdError, match="systemctl restart -- x.service failed .exit 1.: Unit x"):
         systemd.restart(["x.service"])
     assert argvs[0] == ["/usr/bin/systemctl", "show", "--property=Id,ActiveState,UnitFileState", "--", SSH_UNIT]
+
+
+# The archive on the host is checked against the pinned signer again, and against what the
+# controller checked (expect_*), before anything in it is read or anything changes.
+@pytest.mark.parametrize("swap", ["another release, validly signed", "the same id, another archive"])
+def test_an_archive_swapped_on_the_host_after_the_controllers_check_is_refused_before_anything_changes(
+        root, tmp_path, swap):
+    write_site_env(root, ACTIVATION_COMPONENTS="ssh-access")
+    layout, systemd = active_on(root, "r1")
+    checked = pack_release(tmp_path / "controller", "r2")
+    on_host = (pack_release(tmp_path / "host", "r0") if swap.startswith("another")
+               else pack_release(tmp_path / "host", "r2", units={SSH_UNIT: unit_text("swapped")}))
+    before = tree(str(root))
+    with pytest.raises(RunError, match="is not the one the controller checked") as raised:
+        activate(root, systemd, archive=str(on_host), expect_release_id="r2",
+                 expect_archive_sha256=release_signature.archive_digest(str(checked)))
+    assert "Nothing was changed" in str(raised.value)
+    assert tree(str(root)) == before and os.readlink(layout.current) == "releases/r1"
+
+
+def test_an_archive_changed_on_the_host_after_signing_is_refused_there(root, tmp_path):
+    write_site_env(root, ACTIVATION_COMPONENTS="ssh-access")
+    archive = pack_release(tmp_path, "r2")
+    archive.write_bytes(archive.read_bytes() + b"\0")
+    with pytest.raises(RunError, match="is not signed by the pinned release signer"):
+        activate(root, RecordingSystemd(Layout(str(root))), archive=str(archive))
+    assert not os.path.exists(Layout(str(root)).release("r2"))
+
+
+def test_an_archive_is_not_installed_without_a_pinned_signer(root, tmp_path):
+    write_site_env(root, ACTIVATION_COMPONENTS="ssh-access")
+    archive = pack_release(tmp_path, "r2")
+    with pytest.raises(RunError, match="give signer_key"):
+        activate(root, RecordingSystemd(Layout(str(root))), archive=str(archive), signer_key=None)
+
+
+def on_a_host_running_a_newer_release(root):
+    write_site_env(root, ACTIVATION_COMPONENTS="ssh-access")
+    layout = install_release(root, "r2", issued="2026-11-30T12:00:00Z")
+    systemd = RecordingSystemd(layout)
+    activate(root, systemd, release_id="r2")
+    return layout, systemd
+
+
+def test_an_older_release_validly_signed_is_refused_as_a_downgrade_before_anything_changes(root, tmp_path):
+    layout, systemd = on_a_host_running_a_newer_release(root)
+    older = pack_release(tmp_path, "r1", issued="2026-11-01T12:00:00Z")
+    before = tree(str(root))
+    with pytest.raises(RunError, match="activating it is a downgrade") as raised:
+        activate(root, systemd, archive=str(older))
+    message = str(raised.value)
+    assert "r1 was signed at 2026-11-01T12:00:00Z, before the active release r2 (signed at 2026-11-30" in message
+    assert "rollback.yml" in message and "allow_downgrade: true" in message
+    assert tree(str(root)) == before and os.readlink(layout.current) == "releases/r2"
+
+
+def test_an_installed_older_release_is_refused_as_a_downgrade_too(root):
+    layout, systemd = on_a_host_running_a_newer_release(root)
+    install_release(root, "r1", issued="2026-11-01T12:00:00Z")
+    with pytest.raises(RunError, match="activating it is a downgrade"):
+        activate(root, systemd, release_id="r1")
+    assert os.readlink(layout.current) == "releases/r2"
+
+
+def test_a_downgrade_the_run_allows_explicitly_is_activated(root, tmp_path):
+    layout, systemd = on_a_host_running_a_newer_release(root)
+    older = pack_release(tmp_path, "r1", issued="2026-11-01T12:00:00Z")
+    predicted = activate(root, systemd, check=True, archive=str(older), allow_downgrade=True)
+    assert [step["step"] for step in predicted["steps"]][:3] == ["stage", "record_previous", "switch_current"]
+    install_release(root, "r1", issued="2026-11-01T12:00:00Z")
+    result = activate(root, systemd, release_id="r1", allow_downgrade=True)
+    assert result["current"] == "r1" and os.readlink(layout.current) == "releases/r1"
+
+
+def test_a_rollback_to_an_older_release_is_the_deliberate_way_back(root):
+    layout, systemd = on_a_host_running_a_newer_release(root)
+    install_release(root, "r1", issued="2026-11-01T12:00:00Z")
+    activate(root, systemd, state="rolled_back", release_id="r1")
+    assert os.readlink(layout.current) == "releases/r1"

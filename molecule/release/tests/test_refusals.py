@@ -3,6 +3,7 @@ the pinned signer did not sign, a tampered archive, a component the release does
 check.yml, which changes nothing and names every failed precondition in one run. These run before
 test_release_changes.py (file order), while release-b was never installed."""
 
+import hashlib
 import io
 import shutil
 import subprocess
@@ -11,7 +12,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from scenario import RELEASES, changed_count, current, run_playbook, site_env_with
+from scenario import RELEASES, changed_count, current, release, run_playbook, site_env_with
 
 PROJECT = Path(__file__).resolve().parents[3]
 
@@ -120,10 +121,27 @@ def test_a_repacked_release_is_refused_by_its_signature_before_any_change(host, 
     assert not host.file("/opt/pharos-hpc/releases/release-b").exists
 
 
+def test_an_archive_swapped_on_the_host_after_the_controllers_check_is_refused_there(host, unchanged):
+    """release-a's archive and signature, valid both, where the controller checked release-b: the
+    module on the host checks the signature again and that it names what the controller checked."""
+    host.check_output("install -d -m 0700 /root/swapped && "
+                      "cp /var/lib/pharos-hpc/incoming/release-a.tar.gz /root/swapped/release-b.tar.gz && "
+                      "cp /var/lib/pharos-hpc/incoming/release-a.tar.gz.sig /root/swapped/release-b.tar.gz.sig")
+    checked = "sha256:" + hashlib.sha256((RELEASES / "release-b.tar.gz").read_bytes()).hexdigest()
+    try:
+        refused = release(host, archive="/root/swapped/release-b.tar.gz", expect_release_id="release-b",
+                          expect_archive_sha256=checked, signer_key=(RELEASES / "signer.pub.pem").read_text())
+    finally:
+        host.check_output("rm -r /root/swapped")
+    assert "is not the one the controller checked: its signature names release release-a" in refused["msg"], refused
+    assert "the controller checked release release-b, %s" % checked in refused["msg"]
+    assert not host.file("/opt/pharos-hpc/releases/release-b").exists
+
+
 def test_a_tampered_release_the_signer_signed_is_refused_by_its_sums_before_any_change(host, tmp_path, unchanged):
     tampered = tampered_copy(tmp_path / "release-b.tar.gz")
     signed = subprocess.run([sys.executable, str(PROJECT / "scripts" / "pharos-release-sign"),
-                             "--key", str(RELEASES / "signer.pem"), str(tampered)],
+                             "--key", str(RELEASES / "signer.pem"), "--release-id", "release-b", str(tampered)],
                             capture_output=True, text=True, check=False)
     assert signed.returncode == 0, signed.stderr
     rc, output = run_playbook("release.yml", succeed=False, extra_vars={"pharos_release_archive": str(tampered)})

@@ -38,6 +38,20 @@ def test_a_second_activation_of_the_same_release_reports_zero_changed(host):
     assert current(host) == RELEASE_B
 
 
+def test_the_older_release_is_refused_on_the_host_as_a_downgrade_unless_the_run_allows_it(host):
+    # The inventory's archive is release-a, validly signed before release-b: the controller's
+    # check passes, and the module on the host refuses it.
+    rc, output = run_playbook("release.yml", succeed=False)
+    assert rc != 0
+    assert "Release release-a was signed at" in output and "before the active release release-b" in output
+    assert "activating it is a downgrade" in output
+    assert current(host) == RELEASE_B
+    allowed = activation(run_playbook("release.yml", "--check", "--diff",
+                                      extra_vars={"pharos_release_allow_downgrade": True}, as_json=True))
+    assert allowed["diff"]["after"]["current"] == "release-a"
+    assert current(host) == RELEASE_B
+
+
 def test_rollback_returns_to_the_previous_release_then_to_a_named_one(host):
     run_playbook("rollback.yml")
     assert current(host) == RELEASE_A

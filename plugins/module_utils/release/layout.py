@@ -48,6 +48,10 @@ class Layout:
     def fingerprint_file(self, release_id):
         return os.path.join(self.releases, release_id, "fingerprint")
 
+    def statement_file(self, release_id):
+        """The signed statement the release was installed under (its id, archive digest, signing time)."""
+        return os.path.join(self.releases, release_id, "signed-statement")
+
     def component_link(self, component):
         return os.path.join(self.base, component)
 

@@ -20,6 +20,7 @@ from ansible_collections.pharos.hpc.plugins.module_utils.release.health import f
 from ansible_collections.pharos.hpc.plugins.module_utils.release.host import HostError, read_active_record, read_host, read_release_link
 from ansible_collections.pharos.hpc.plugins.module_utils.release.layout import Layout
 from ansible_collections.pharos.hpc.plugins.module_utils.release.plan import ACTIVATING, PlanError, plan, predict, target_release
+from ansible_collections.pharos.hpc.plugins.module_utils.release.signature import SignatureError, verify as verify_signature
 from ansible_collections.pharos.hpc.plugins.module_utils.release.stage import (
     StageError, inspect_archive, installed_manifest, release_units, stage, unit_digests)
 from ansible_collections.pharos.hpc.plugins.module_utils.release.systemd import SystemdError
@@ -102,24 +103,76 @@ def probe_config(params, site_env, read_token):
     return config
 
 
+def signed_archive(params, archive):
+    """The archive's signature, checked on this host against the pinned key, and the release id
+    and digest it names checked against what the controller checked (when given)."""
+    if not params.get("signer_key"):
+        raise RunError("An archive is installed only once its signature is checked on this host. Fix: give "
+                       "signer_key, the release signer's public key (PEM), as release.yml does.")
+    try:
+        signed = verify_signature(archive, params["signer_key"], "the pinned release signer key (signer_key)")
+    except (SignatureError, OSError) as error:
+        raise RunError("%s Nothing was changed." % error) from None
+    expected = (params.get("expect_release_id") or signed.release_id,
+                params.get("expect_archive_sha256") or signed.archive)
+    if (signed.release_id, signed.archive) != expected:
+        raise RunError("The archive on this host, %s, is not the one the controller checked: its signature names "
+                       "release %s, %s, and the controller checked release %s, %s. Nothing was changed. Fix: run "
+                       "again; if it persists, find who replaced the archive on the host."
+                       % (archive, signed.release_id, signed.archive, expected[0], expected[1]))
+    return signed
+
+
 def _target(params, layout, host_links):
-    """(release id, manifest, {unit file: sha256}, archive) of the release the run acts on."""
+    """(release id, manifest, {unit file: sha256}, archive, signed) of the release the run acts on."""
     archive = params.get("archive")
     if archive:
+        signed = signed_archive(params, archive)
         manifest, units = inspect_archive(archive)
+        if manifest["release_id"] != signed.release_id:
+            raise RunError("The archive %s holds release %s, but its signature names release %s: the archive was put "
+                           "under another release's signature. Nothing was changed. Fix: take the archive and its "
+                           ".sig from the release channel together."
+                           % (archive, manifest["release_id"], signed.release_id))
         if params.get("release_id") and params["release_id"] != manifest["release_id"]:
             raise RunError("The archive %s holds release %s, not %s. Fix: give the matching archive or release_id."
                            % (archive, manifest["release_id"], params["release_id"]))
-        return manifest["release_id"], manifest, {name: sha256_bytes(data) for name, data in units.items()}, archive
+        digests = {name: sha256_bytes(data) for name, data in units.items()}
+        return manifest["release_id"], manifest, digests, archive, signed
     release_id = target_release(params["state"], params.get("release_id"), host_links)
     if release_id is None:
-        return None, None, {}, None
+        return None, None, {}, None, None
     if not os.path.isfile(layout.fingerprint_file(release_id)):
         if params["state"] in ("present", "active", "rolled_back"):
-            return release_id, None, {}, None     # plan() names what is missing
+            return release_id, None, {}, None, None     # plan() names what is missing
         raise RunError("Release %s is not installed on this host." % release_id)
     manifest = installed_manifest(layout, release_id)
-    return release_id, manifest, None, None
+    return release_id, manifest, None, None, None
+
+
+def signed_at(layout, release_id):
+    """When the installed release's archive was signed, from the statement kept at its install;
+    None for a release installed before statements were kept (0.2.0 and earlier)."""
+    try:
+        with open(layout.statement_file(release_id), encoding="ascii") as handle:
+            lines = handle.read().splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return next((line.split(" ", 1)[1] for line in lines if line.startswith("issued ")), None)
+
+
+def refuse_downgrade(layout, release_id, signed, current, allow_downgrade):
+    """An activation of a release signed before the active one is a downgrade: refused unless
+    the run says allow_downgrade. rolled_back is the deliberate way back and is not checked."""
+    if allow_downgrade or not current or current == release_id:
+        return
+    target_time = signed.issued if signed else signed_at(layout, release_id)
+    current_time = signed_at(layout, current)
+    if target_time and current_time and target_time < current_time:
+        raise RunError("Release %s was signed at %s, before the active release %s (signed at %s): activating it is a "
+                       "downgrade, and nothing was changed. Fix: to return to an earlier release on purpose, run "
+                       "rollback.yml (state: rolled_back), or activate it with allow_downgrade: true "
+                       "(pharos_release_allow_downgrade=true)." % (release_id, target_time, current, current_time))
 
 
 def _components(params, state, site_env, record):
@@ -158,7 +211,7 @@ class ReleaseRun:
         self.params, self.state, self.check_mode = params, params["state"], check_mode
         self.systemd, self.command, self.read_token, self.sleep, self.clock = systemd, command, read_token, sleep, clock
         self.layout = Layout(params["root"])
-        self.release_id = self.archive = self.fingerprint = self.host = self.desired = None
+        self.release_id = self.archive = self.signed = self.fingerprint = self.host = self.desired = None
         self.site_env, self.components, self.units, self.steps, self.result = {}, [], [], [], {}
 
     def plan(self):
@@ -174,7 +227,9 @@ class ReleaseRun:
     def _read_and_plan(self):
         layout, state = self.layout, self.state
         links = {"current": read_release_link(layout.current), "previous": read_release_link(layout.previous)}
-        self.release_id, manifest, digests, self.archive = _target(self.params, layout, links)
+        self.release_id, manifest, digests, self.archive, self.signed = _target(self.params, layout, links)
+        if state == "active" and self.release_id:
+            refuse_downgrade(layout, self.release_id, self.signed, links["current"], self.params.get("allow_downgrade"))
         self.site_env = read_site_env(self.params.get("site_env") or layout.site_env, manifest,
                                       required=bool(self.archive) and state in ("present", "active"))
         record = read_active_record(layout) or {}
@@ -240,7 +295,7 @@ class ReleaseRun:
             return self.steps
         try:
             stage(self.layout, self.archive, self.fingerprint, self.command, self.params["python"],
-                  self.site_env.get("PYTHON_INDEX_URL"))
+                  self.site_env.get("PYTHON_INDEX_URL"), self.signed.statement)
         except (StageError, ReleaseError, OSError) as error:
             raise RunError("%s Nothing was activated." % error, dict(self.result, changed=False)) from None
         return self.steps[1:]

@@ -5,9 +5,19 @@
 
 SHA256SUMS and the pip hashes travel inside the archive, so they prove nothing about who made
 it: an archive repacked with fresh sums would pass them. The release signer signs, with
-Ed25519, a short statement that names the archive's SHA-256; the Site pins the signer's
-public key and checks the detached signature, ``<archive>.sig``, before it opens the archive.
-The signature file holds the signature in base64 on one line.
+Ed25519, a statement that names the release id, the archive's SHA-256 and when it was signed;
+the Site pins the signer's public key and checks the detached signature, ``<archive>.sig``,
+before it opens the archive: on the controller, and again on the host that installs it. The
+release id binds the archive to the release it claims to be, and the signing time orders
+releases, so that an older archive, validly signed, is not taken for a newer one.
+
+The signature file is the statement followed by one line, ``signature <base64>``::
+
+    pharos-hpc-release-signature/2
+    release 2026.11.0
+    archive sha256:<hex>
+    issued 2026-11-30T12:00:00Z
+    signature <base64 of the Ed25519 signature over the four lines above>
 """
 
 from __future__ import absolute_import, division, print_function
@@ -16,8 +26,11 @@ __metaclass__ = type
 
 import base64
 import binascii
+import re
+import time
+from collections import namedtuple
 
-from ansible_collections.pharos.hpc.plugins.module_utils.release.contents import sha256_bytes, sha256_file
+from ansible_collections.pharos.hpc.plugins.module_utils.release.contents import RELEASE_ID, sha256_bytes, sha256_file
 
 try:
     from cryptography.exceptions import InvalidSignature
@@ -27,17 +40,29 @@ except ImportError:  # pragma: no cover - checked where the key is loaded
     serialization = None
 
 SIGNATURE_SUFFIX = ".sig"
-STATEMENT = b"pharos-hpc-release-signature/1\nsha256 %s\n"
-MAX_SIGNATURE_BYTES = 512
+FORMAT = "pharos-hpc-release-signature/2"
+MAX_SIGNATURE_BYTES = 1024
+ISSUED = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z\Z")
+DIGEST = re.compile(r"sha256:[0-9a-f]{64}\Z")
+
+# What a verified signature says: release_id and archive (sha256:<hex>) as signed, issued (UTC,
+# ISO 8601, so that text order is time order), the statement's exact text, and the signer's
+# fingerprint.
+Signed = namedtuple("Signed", "release_id archive issued statement signer")
 
 
 class SignatureError(Exception):
     """An archive whose signature cannot be trusted; str() says why and what to do."""
 
 
-def statement(path):
-    """What the signer signs for the archive at path."""
-    return STATEMENT % sha256_file(path).encode("ascii")
+def statement(release_id, archive_digest, issued):
+    """The text the signer signs."""
+    return "%s\nrelease %s\narchive %s\nissued %s\n" % (FORMAT, release_id, archive_digest, issued)
+
+
+def archive_digest(path):
+    """sha256:<hex> of the archive's bytes, as the statement names it."""
+    return "sha256:" + sha256_file(path)
 
 
 def _require_cryptography():
@@ -65,40 +90,73 @@ def load_signer(pem, source):
     return key
 
 
-def sign(path, private_pem):
-    """The signature file's text for the archive at path."""
+def sign(path, private_pem, release_id, issued=None):
+    """The signature file's text for the archive at path, which holds release release_id."""
     _require_cryptography()
+    if not RELEASE_ID.match(release_id):
+        raise SignatureError("%r is not a release id (1-64 characters of a-z, 0-9, . _ -)" % release_id)
     key = serialization.load_pem_private_key(private_pem, password=None)
     if not isinstance(key, Ed25519PrivateKey):
         raise SignatureError("the signing key is not an Ed25519 private key")
-    return base64.b64encode(key.sign(statement(path))).decode("ascii") + "\n"
+    text = statement(release_id, archive_digest(path), issued or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    return text + "signature %s\n" % base64.b64encode(key.sign(text.encode("ascii"))).decode("ascii")
 
 
-def verify(path, signer_pem, signer_source):
-    """Check path + SIGNATURE_SUFFIX against the pinned signer; return the signer's fingerprint."""
-    signer = load_signer(signer_pem, signer_source)
+def _read(path):
+    """(statement text, release id, archive digest, issued, signature bytes) of the archive's
+    signature file, each line checked; SignatureError naming the file otherwise."""
     signature_path = path + SIGNATURE_SUFFIX
     try:
         with open(signature_path, "rb") as handle:
-            text = handle.read(MAX_SIGNATURE_BYTES + 1)
+            raw = handle.read(MAX_SIGNATURE_BYTES + 1)
     except OSError:
         raise SignatureError("%s has no signature: %s is missing. Fix: take the archive and its %s "
                              "from the release channel together." % (path, signature_path, SIGNATURE_SUFFIX))
     try:
-        if len(text) > MAX_SIGNATURE_BYTES:
-            raise ValueError("too long")
-        signature = base64.b64decode(text.strip(), validate=True)
-    except (ValueError, binascii.Error):
-        raise SignatureError("%s is not a release signature (one line of base64)." % signature_path)
+        lines = raw.decode("ascii").split("\n") if len(raw) <= MAX_SIGNATURE_BYTES else []
+    except UnicodeDecodeError:
+        lines = []
+    if lines[:1] != [FORMAT]:
+        raise SignatureError(
+            "%s is not a release signature of this collection (its first line must be %s). A signature made "
+            "before 0.3.0 names no release and is not accepted. Fix: sign the archive again with "
+            "scripts/pharos-release-sign, or take it and its %s from the release channel again."
+            % (signature_path, FORMAT, SIGNATURE_SUFFIX))
+    fields = dict(line.split(" ", 1) for line in lines[1:5] if " " in line)
+    values = [fields.get(name, "") for name in ("release", "archive", "issued", "signature")]
+    release_id, digest, issued, encoded = values
+    if (list(fields) != ["release", "archive", "issued", "signature"] or lines[5:] != [""]
+            or not RELEASE_ID.match(release_id) or not DIGEST.match(digest) or not ISSUED.match(issued)):
+        raise SignatureError("%s is not a release signature: after its first line it must hold the lines release, "
+                             "archive, issued and signature, in that order, and nothing else." % signature_path)
     try:
-        signer.verify(signature, statement(path))
+        signature = base64.b64decode(encoded, validate=True)
+    except (ValueError, binascii.Error):
+        raise SignatureError("%s is not a release signature: its signature line is not base64." % signature_path)
+    return statement(release_id, digest, issued), release_id, digest, issued, signature
+
+
+def verify(path, signer_pem, signer_source):
+    """Check path + SIGNATURE_SUFFIX against the pinned signer and the archive's bytes; return Signed."""
+    signer = load_signer(signer_pem, signer_source)
+    text, release_id, digest, issued, signature = _read(path)
+    try:
+        signer.verify(signature, text.encode("ascii"))
+        if archive_digest(path) != digest:
+            raise InvalidSignature()
     except InvalidSignature:
         raise SignatureError(
-            "%s is not signed by the pinned release signer (%s, %s): it was changed after signing, or "
-            "signed by another key. Nothing in it was read. Fix: take the archive and its %s from the "
-            "release channel again, and check the pinned key." % (path, signer_source, signer_fingerprint(signer),
-                                                                  SIGNATURE_SUFFIX))
-    return signer_fingerprint(signer)
+            "%s is not signed by the pinned release signer (%s, %s): it was changed after signing, or signed by "
+            "another key. Nothing in it was read. Fix: take the archive and its %s from the release channel again, "
+            "and check the pinned key." % (path, signer_source, signer_fingerprint(signer), SIGNATURE_SUFFIX))
+    return Signed(release_id, digest, issued, text, signer_fingerprint(signer))
+
+
+def public_pem(private_pem):
+    """The PEM public half of a PEM Ed25519 private key."""
+    _require_cryptography()
+    key = serialization.load_pem_private_key(private_pem, password=None)
+    return key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
 
 
 def new_key_pair():

@@ -243,8 +243,9 @@ def python_version(run, python):
     return out.strip()
 
 
-def stage(layout, archive, fingerprint, run, python, index_url=None):
-    """Stage the archive as layout.release(<id>) with a virtualenv per component; returns the manifest."""
+def stage(layout, archive, fingerprint, run, python, index_url=None, statement=None):
+    """Stage the archive as layout.release(<id>) with a virtualenv per component, keeping the
+    signed statement it was checked against; returns the manifest."""
     scratch = None
     os.makedirs(layout.releases, mode=0o755, exist_ok=True)
     manifest, _units = inspect_archive(archive)
@@ -270,6 +271,10 @@ def stage(layout, archive, fingerprint, run, python, index_url=None):
         make_read_only(os.path.join(target, "release"))
         make_read_only(os.path.join(target, "venvs"))
         record_venvs(layout, release_id)
+        if statement is not None:
+            with open(layout.statement_file(release_id), "w", encoding="ascii") as handle:
+                handle.write(statement)
+            os.chmod(layout.statement_file(release_id), 0o444)
         with open(layout.fingerprint_file(release_id), "w", encoding="ascii") as handle:
             handle.write(fingerprint + "\n")
         os.chmod(layout.fingerprint_file(release_id), 0o444)

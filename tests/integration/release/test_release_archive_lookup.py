@@ -33,8 +33,9 @@ def tampered_copy(archive, destination):
     return destination
 
 
-def sign(path, private):
-    (path.parent / (path.name + ".sig")).write_text(release_signature.sign(str(path), private), encoding="ascii")
+def sign(path, private, release_id):
+    (path.parent / (path.name + ".sig")).write_text(release_signature.sign(str(path), private, release_id),
+                                                    encoding="ascii")
     return path
 
 
@@ -45,14 +46,19 @@ def results(archive, tmp_path_factory):
     other_private = release_signature.new_key_pair()[0]
     signer_key = directory / "release-signer.pem"
     signer_key.write_bytes(public)
-    sound = sign(Path(shutil.copyfile(archive, directory / archive.name)), private)
+    release_id = archive.name[:-len(".tar.gz")]
+    sound = sign(Path(shutil.copyfile(archive, directory / archive.name)), private, release_id)
     unsigned = Path(shutil.copyfile(archive, directory / "unsigned.tar.gz"))
-    foreign = sign(Path(shutil.copyfile(archive, directory / "foreign.tar.gz")), other_private)
+    foreign = sign(Path(shutil.copyfile(archive, directory / "foreign.tar.gz")), other_private, release_id)
+    # Validly signed, but as another release: the signature's id is not the manifest's.
+    another_release = sign(Path(shutil.copyfile(archive, directory / "2026.01.0.tar.gz")), private, "2026.01.0")
     # Repacked after signing: it keeps the sound archive's signature.
     repacked = tampered_copy(archive, directory / "repacked.tar.gz")
     shutil.copyfile(str(sound) + ".sig", str(repacked) + ".sig")
     calls = {"sound": sound, "unsigned": unsigned, "signed by another key": foreign, "repacked": repacked,
-             "tampered, signed all the same": sign(tampered_copy(archive, directory / "tampered.tar.gz"), private)}
+             "signed as another release": another_release,
+             "tampered, signed all the same": sign(tampered_copy(archive, directory / "tampered.tar.gz"), private,
+                                                   release_id)}
     playbook = directory / "read.yml"
     playbook.write_text(json.dumps([{"hosts": "localhost", "gather_facts": False, "tasks": [
         {"name": name, "ansible.builtin.debug": {
@@ -76,6 +82,15 @@ def test_a_sound_archive_gives_its_release_components_and_the_install_fingerprin
     assert found["components"] == ["site-agent", "ssh-access"]
     assert found["fingerprint"] == release.fingerprint(manifest, values)
     assert found["signer"].startswith("sha256:")
+    assert found["archive_sha256"] == release_signature.archive_digest(str(archive))
+    assert found["issued"].endswith("Z")
+
+
+def test_an_archive_signed_as_another_release_is_refused_naming_both_ids(results, archive):
+    failed = results["signed as another release"]
+    assert failed.get("failed") is True
+    assert ("holds release %s, but its signature names release 2026.01.0" % archive.name[:-len(".tar.gz")]
+            in failed["msg"])
 
 
 @pytest.mark.parametrize(("case", "reason"), [

@@ -16,7 +16,7 @@ sys.path.append(str(Path(__file__).resolve().parents[2] / "unit"))
 
 # pylint: disable=wrong-import-position
 from release_host_support import (  # noqa: E402
-    RecordingSystemd, no_token, params, read_record, remove, write_site_env)
+    RecordingSystemd, no_token, params, read_record, remove, sign_archive, write_site_env)
 
 from ansible_collections.pharos.hpc.plugins.module_utils.release.layout import Layout  # noqa: E402
 from ansible_collections.pharos.hpc.plugins.module_utils.release.run import RunError, run  # noqa: E402
@@ -34,6 +34,7 @@ def installed(archive, tmp_path_factory):
     """A root where state=present installed the release; and how long it took."""
     root = tmp_path_factory.mktemp("host")
     write_site_env(root)
+    sign_archive(archive, archive.name[:-len(".tar.gz")])
     started = time.monotonic()
     result = run(params(root, state="present", archive=str(archive), python=sys.executable, components=None),
                  None, command, False, no_token)
@@ -50,7 +51,10 @@ def test_present_stages_the_release_read_only_with_a_virtualenv_per_component(in
     layout = Layout(str(root))
     release_id = result["release_id"]
     assert [step["step"] for step in result["steps"]] == ["stage"]
-    assert sorted(os.listdir(layout.release(release_id))) == ["fingerprint", "release", "venvs", "venvs.sha256"]
+    assert sorted(os.listdir(layout.release(release_id))) == [
+        "fingerprint", "release", "signed-statement", "venvs", "venvs.sha256"]
+    statement = Path(layout.statement_file(release_id)).read_text(encoding="ascii")
+    assert statement.startswith("pharos-hpc-release-signature/2\nrelease %s\narchive sha256:" % release_id)
     assert sorted(os.listdir(os.path.join(layout.release(release_id), "venvs"))) == ["site-agent", "ssh-access"]
     # The record names every file and link that runs, the bytecode pip compiled among them.
     record = Path(layout.release(release_id)) / "venvs.sha256"
