@@ -14,19 +14,27 @@ from waldur_api_client.api.marketplace_component_usages import (
     marketplace_component_usages_list, marketplace_component_usages_set_usage, marketplace_component_usages_set_user_usages)
 from waldur_api_client.api.marketplace_component_user_usages import marketplace_component_user_usages_list
 from waldur_api_client.api.marketplace_offering_users import (
-    marketplace_offering_users_begin_creating, marketplace_offering_users_list, marketplace_offering_users_partial_update)
+    marketplace_offering_users_begin_creating, marketplace_offering_users_list, marketplace_offering_users_partial_update,
+    marketplace_offering_users_retrieve, marketplace_offering_users_set_pending_additional_validation,
+    marketplace_offering_users_set_validation_complete)
 from waldur_api_client.api.marketplace_orders import (
     marketplace_orders_approve_by_provider, marketplace_orders_list, marketplace_orders_retrieve,
-    marketplace_orders_set_state_done)
+    marketplace_orders_set_backend_id, marketplace_orders_set_state_done)
+from waldur_api_client.api.marketplace_plans import marketplace_plans_retrieve
+from waldur_api_client.api.marketplace_provider_offerings import marketplace_provider_offerings_check_unique_backend_id
 from waldur_api_client.api.marketplace_provider_resources import (
-    marketplace_provider_resources_retrieve, marketplace_provider_resources_set_backend_id,
-    marketplace_provider_resources_set_limits, marketplace_provider_resources_team_list)
+    marketplace_provider_resources_retrieve, marketplace_provider_resources_set_as_erred,
+    marketplace_provider_resources_set_backend_id, marketplace_provider_resources_set_endpoints,
+    marketplace_provider_resources_set_limits, marketplace_provider_resources_set_membership_sync_statuses,
+    marketplace_provider_resources_team_list)
 from waldur_api_client.api.marketplace_service_providers import (
     marketplace_service_providers_keys_list, marketplace_service_providers_projects_list)
 from waldur_api_client.models import (
-    ComponentUsageCreateRequest, ComponentUsageItemRequest, ComponentUserUsageBulkCreateRequest, OfferingUserState, OrderState,
-    ComponentUserUsageCreateRequest, OrderApproveByProviderRequest, PatchedOfferingUserRequest, ResourceBackendIDRequest,
-    ResourceSetLimitsRequest, ResourceSetLimitsRequestLimits)
+    CheckUniqueBackendIDRequest, ComponentUsageCreateRequest, ComponentUsageItemRequest,
+    ComponentUserUsageBulkCreateRequest, ComponentUserUsageCreateRequest, MemberSyncStatusReportRequest,
+    OfferingUserState, OfferingUserStateTransitionRequest, OrderApproveByProviderRequest, OrderBackendIDRequest,
+    OrderState, PatchedOfferingUserRequest, ResourceBackendIDRequest, ResourceEndpointRequest, ResourceEndpointsRequest,
+    ResourceSetLimitsRequest, ResourceSetLimitsRequestLimits, ResourceSetStateErredRequest, ResourceState)
 
 OFFERING = "ab" * 16
 MANAGER_TOKEN = "0123456789abcdef0123456789abcdef01234567"
@@ -283,3 +291,96 @@ def test_a_member_who_leaves_the_project_leaves_its_resources_team(work):
     assert left.status_code == 200
     team = marketplace_provider_resources_team_list.sync(uuid=work.resource, client=work.client())
     assert [member.username for member in team] == ["alice"]
+
+
+# The Site agent's side paths (waldur-site-agent 1.0.8rc9), each read back through the
+# waldur-api-client 8.1.3 function the agent calls, which parses the answer with its model.
+def test_a_pending_offering_user_gets_its_account_once_validation_completes(work):
+    client = work.client()
+    offering_user = work.waldur.add_offering_user(OFFERING, work.bob)
+    marketplace_offering_users_begin_creating.sync_detailed(uuid=offering_user, client=client)
+    pending = marketplace_offering_users_set_pending_additional_validation.sync_detailed(
+        uuid=offering_user, client=client,
+        body=OfferingUserStateTransitionRequest(comment="Sign the usage policy", comment_url="https://site.example/aup"))
+    assert pending.status_code == 200
+    shown = marketplace_offering_users_retrieve.sync(uuid=offering_user, client=client)
+    assert (shown.state, shown.service_provider_comment) == (OfferingUserState.PENDING_ADDITIONAL_VALIDATION,
+                                                             "Sign the usage policy")
+    assert marketplace_offering_users_set_validation_complete.sync_detailed(uuid=offering_user,
+                                                                            client=client).status_code == 200
+    shown = marketplace_offering_users_retrieve.sync(uuid=offering_user, client=client)
+    assert (shown.state, shown.service_provider_comment) == (OfferingUserState.OK, "")
+    again = work.raw("POST", "/api/marketplace-offering-users/%s/set_validation_complete/" % offering_user)
+    assert (again.status_code, again.json()) == (400, {"detail": "Cannot transition to OK from current state: 5. Valid "
+                                                                 "states for operation: Pending account linking, Pending "
+                                                                 "additional validation."})
+
+
+def test_offering_users_are_listed_by_their_service_provider(work):
+    work.waldur.add_offering_user(OFFERING, work.bob)
+    client = work.client()
+    assert len(marketplace_offering_users_list.sync(client=client, provider_uuid=work.site.provider_uuid)) == 1
+    assert marketplace_offering_users_list.sync(client=client, provider_uuid="cd" * 16) == []
+
+
+def test_a_resource_set_as_erred_keeps_the_message_and_a_service_provider_manager_may_not(work):
+    work.grant_manager("CUSTOMER.MANAGER", "service_provider", work.site.provider_uuid)
+    path = "/api/marketplace-provider-resources/%s/set_as_erred/" % work.resource
+    assert work.raw("POST", path, token=MANAGER_TOKEN, json={}).status_code == 403
+    erred = marketplace_provider_resources_set_as_erred.sync_detailed(
+        uuid=work.resource, client=work.client(),
+        body=ResourceSetStateErredRequest(error_message="sacctmgr: connection refused"))
+    assert erred.status_code == 200
+    resource = marketplace_provider_resources_retrieve.sync(uuid=work.resource, client=work.client())
+    assert (resource.state, resource.error_message) == (ResourceState.ERRED, "sacctmgr: connection refused")
+
+
+def test_a_resources_endpoints_are_replaced_as_a_whole(work):
+    client = work.client()
+    for names in (["login", "docs"], ["login"]):
+        answer = marketplace_provider_resources_set_endpoints.sync_detailed(
+            uuid=work.resource, client=client,
+            body=ResourceEndpointsRequest(endpoints=[ResourceEndpointRequest(name=name, url="https://%s.example" % name)
+                                                     for name in names]))
+        assert answer.status_code == 200
+    resource = marketplace_provider_resources_retrieve.sync(uuid=work.resource, client=client)
+    assert [(endpoint.name, endpoint.url) for endpoint in resource.endpoints] == [("login", "https://login.example")]
+
+
+def test_membership_sync_statuses_are_refused_unless_the_offering_enables_them(work):
+    body = {"statuses": [{"username": "bob01", "scope_type": "resource", "role_name": "member", "state": "synced"},
+                         {"username": "nobody", "scope_type": "resource", "role_name": "member", "state": "synced"}]}
+    path = "/api/marketplace-provider-resources/%s/set_membership_sync_statuses/" % work.resource
+    refused = work.raw("POST", path, json=body)
+    assert (refused.status_code, refused.json()) == (409, {"detail": "Membership sync status is not enabled for this "
+                                                                     "offering."})
+    work.waldur.state.offerings[OFFERING]["plugin_options"]["enable_membership_sync_status"] = True
+    work.waldur.add_offering_user(OFFERING, work.bob, username="bob01", state="OK")
+    result = marketplace_provider_resources_set_membership_sync_statuses.sync(
+        uuid=work.resource, client=work.client(), body=MemberSyncStatusReportRequest.from_dict(body))
+    assert (result.stored, result.skipped) == (1, ["nobody"])
+
+
+def test_an_orders_backend_id_is_set_once_and_checked_for_uniqueness_among_resources(work):
+    client = work.client()
+    changed = marketplace_orders_set_backend_id.sync(uuid=work.order, client=client,
+                                                     body=OrderBackendIDRequest(backend_id="job-42"))
+    again = marketplace_orders_set_backend_id.sync(uuid=work.order, client=client,
+                                                   body=OrderBackendIDRequest(backend_id="job-42"))
+    assert (changed.status, again.status) == ("Order backend_id has been changed.",
+                                                   "Order backend_id is not changed.")
+    marketplace_provider_resources_set_backend_id.sync(uuid=work.resource, client=client,
+                                                       body=ResourceBackendIDRequest(backend_id="pharos_a_climate"))
+    for backend_id, unique in (("pharos_a_climate", False), ("pharos_a_other", True)):
+        answer = marketplace_provider_offerings_check_unique_backend_id.sync(
+            uuid=OFFERING, client=client, body=CheckUniqueBackendIDRequest(backend_id=backend_id))
+        assert answer.is_unique is unique
+
+
+def test_a_plan_is_read_by_the_offerings_owner_and_hidden_from_an_offering_manager(work):
+    plan = next(uuid for uuid, plan in work.waldur.state.plans.items() if plan["offering_uuid"] == OFFERING)
+    details = marketplace_plans_retrieve.sync(uuid=plan, client=work.client())
+    assert details.uuid.hex == plan and details.name == "Default"
+    work.grant_manager("OFFERING.MANAGER", "offering", OFFERING)
+    hidden = work.raw("GET", "/api/marketplace-plans/%s/" % plan, token=MANAGER_TOKEN)
+    assert (hidden.status_code, hidden.json()) == (404, {"detail": "No Plan matches the given query."})
