@@ -151,3 +151,25 @@ def test_users_me_lists_only_active_roles(site):
     with api(site) as client:
         roles = client.get("/api/users/me/").json()["permissions"]
     assert [role["scope_uuid"] for role in roles] == [site.customer_uuid]
+
+
+@pytest.mark.parametrize("name, body", [("update_overview", {"name": "Icarus HPC, renamed"}),
+                                        ("update_type", {"type": "Marketplace.Basic"})])
+def test_what_an_offering_is_changes_past_draft_only_for_staff_on_a_default_waldur(default_waldur, name, body):
+    """marketplace.views.can_update_offering: Draft, or staff, or the setting."""
+    offering = draft(default_waldur, plans=["Default"])
+    assert action(default_waldur, offering, name, body).status_code == 200
+    default_waldur.waldur.state.offerings[offering]["state"] = "Active"
+    refused = action(default_waldur, offering, name, body)
+    assert (refused.status_code, refused.json()) == (403, {"detail": "You do not have permission to perform this action."})
+    default_waldur.waldur.add_user("staff", STAFF_TOKEN, is_staff=True)
+    assert action(default_waldur, offering, name, body, token=STAFF_TOKEN).status_code == 200
+    default_waldur.waldur.state.settings["ALLOW_SERVICE_PROVIDER_OFFERING_MANAGEMENT"] = True
+    assert action(default_waldur, offering, name, body).status_code == 200
+
+
+def test_the_integration_of_an_active_offering_is_still_the_owners_to_change(default_waldur):
+    offering = draft(default_waldur, plans=["Default"])
+    default_waldur.waldur.state.offerings[offering]["state"] = "Active"
+    changed = action(default_waldur, offering, "update_integration", {"plugin_options": {"auto_approve_in_service_provider_projects": True}})
+    assert changed.status_code == 200
