@@ -1,6 +1,9 @@
 """The Site's end-to-end journey, second half (after test_journey.py, by file order): a member who
 leaves one Project keeps the other, a terminated allocation keeps its account with no users and
-no hours, and a member who leaves every Project still logs in but may not submit."""
+no hours, and a member who leaves every Project still logs in but may not submit; and over the
+whole run the agent met no call that the Waldur simulator lacks."""
+
+import re
 
 import pytest
 
@@ -68,3 +71,13 @@ def test_a_member_who_leaves_every_project_still_logs_in_but_may_not_submit(host
     refused = submits(host, "pharosbob", account)
     assert refused.rc != 0
     assert associations(host, "pharosbob") <= {"pharos_default"}
+
+
+def test_over_the_whole_journey_the_agent_met_no_call_the_simulator_lacks(host):
+    """Every call the Site agent made was one the Waldur simulator serves: the client the agent
+    uses raises 'Unexpected status code: 404' (or 405) for one it does not, and the agent logs
+    it and carries on, so only its journal shows it (tests/fixtures/waldur_simulator/README.md)."""
+    journal = host.check_output("journalctl -u 'waldur-site-agent@*' --no-pager -o cat")
+    unanswered = [line for line in journal.splitlines() if re.search(r"status code:? 40[45]\b|\b40[45] Not", line)]
+    assert journal.strip(), "the agent's journal is empty"
+    assert not unanswered, "\n".join(unanswered[:20])
