@@ -203,6 +203,12 @@ def test_a_dated_usage_report_from_the_providers_owner_is_stored_for_its_month(w
 
 
 def test_a_dated_usage_report_from_a_service_provider_manager_is_refused(work):
+    """Mastermind's marketplace/views.py, ComponentUsageViewSet.set_usage (commit d0aee6b6, within
+    the 8.1.3 client's API): the serializer validates first (a date from a user who is not the
+    provider is a 400), then `if not has_permission(request, PermissionEnum.SET_RESOURCE_USAGE,
+    resource.offering.customer) and not has_permission(request, PermissionEnum.SET_RESOURCE_USAGE,
+    resource.offering): raise PermissionDenied()`. CUSTOMER.MANAGER's role is on the service
+    provider, neither of those scopes: 403 without a date."""
     _finished(work)
     work.grant_manager("CUSTOMER.MANAGER", "service_provider", work.site.provider_uuid)
     body = _dated_report(3).to_dict()
