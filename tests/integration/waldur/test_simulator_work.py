@@ -322,11 +322,15 @@ def test_a_pending_offering_user_gets_its_account_once_validation_completes(work
                                                                  "additional validation."})
 
 
-def test_offering_users_are_listed_by_their_service_provider(work):
+def test_offering_users_are_listed_by_their_providing_organisation(work):
+    """What the ldap plugin asks before it releases a departed user's entry: the user's offering
+    users at the same provider, by the offering user's customer_uuid (_live_account_elsewhere)."""
     work.waldur.add_offering_user(OFFERING, work.bob)
     client = work.client()
-    assert len(marketplace_offering_users_list.sync(client=client, provider_uuid=work.site.provider_uuid)) == 1
-    assert marketplace_offering_users_list.sync(client=client, provider_uuid="cd" * 16) == []
+    (found,) = marketplace_offering_users_list.sync(client=client, user_uuid=work.bob,
+                                                    provider_uuid=work.site.customer_uuid)
+    assert found.customer_uuid.hex == work.site.customer_uuid
+    assert marketplace_offering_users_list.sync(client=client, provider_uuid=work.site.provider_uuid) == []
 
 
 def test_a_resource_set_as_erred_keeps_the_message_and_a_service_provider_manager_may_not(work):
