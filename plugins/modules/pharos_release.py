@@ -61,22 +61,26 @@ options:
         the archive is read, and the release id it names must be the manifest's.
       - The statement it signs (release id, archive digest, signing time) is kept with the installed release.
     type: str
+    version_added: 0.2.0
   expect_release_id:
     description:
       - The release id the controller checked the archive's signature for; the signature on the host must name it.
     type: str
+    version_added: 0.2.0
   expect_archive_sha256:
     description:
       - The archive digest (C(sha256:<hex>)) the controller checked; the signature on the host must name it.
     type: str
+    version_added: 0.2.0
   allow_downgrade:
     description:
       - V(active) refuses a release whose archive was signed before the active release's, a downgrade, unless this
         is true. V(rolled_back) is the deliberate way back and is never refused as a downgrade.
-      - A release installed before signed statements were kept (0.2.0 and earlier) has no signing time and is
-        not compared.
+      - A release installed by an earlier version of the collection kept no signed statement, so it has no signing
+        time and is not compared.
     type: bool
     default: false
+    version_added: 0.2.0
   components:
     description:
       - Components to activate; each must be in the release's manifest.

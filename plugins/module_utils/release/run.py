@@ -152,7 +152,7 @@ def _target(params, layout, host_links):
 
 def signed_at(layout, release_id):
     """When the installed release's archive was signed, from the statement kept at its install;
-    None for a release installed before statements were kept (0.2.0 and earlier)."""
+    None for a release installed by an earlier version of the collection, which kept none."""
     try:
         with open(layout.statement_file(release_id), encoding="ascii") as handle:
             lines = handle.read().splitlines()

@@ -118,8 +118,8 @@ def _read(path):
         lines = []
     if lines[:1] != [FORMAT]:
         raise SignatureError(
-            "%s is not a release signature of this collection (its first line must be %s). A signature made "
-            "before 0.3.0 names no release and is not accepted. Fix: sign the archive again with "
+            "%s is not a release signature of this collection (its first line must be %s). A signature of "
+            "the earlier format (/1) names no release and is not accepted. Fix: sign the archive again with "
             "scripts/pharos-release-sign, or take it and its %s from the release channel again."
             % (signature_path, FORMAT, SIGNATURE_SUFFIX))
     fields = dict(line.split(" ", 1) for line in lines[1:5] if " " in line)

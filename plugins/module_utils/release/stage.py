@@ -22,8 +22,8 @@ from ansible_collections.pharos.hpc.plugins.module_utils.release.contents import
 
 # What each virtualenv held when it was installed, written before the fingerprint.
 VENV_SUMS_NAME = "venvs.sha256"
-# The first line of a record that holds the bytecode too. A record written before (0.2.0 and
-# earlier) left bytecode out, and a release installed then is checked as it was recorded.
+# The first line of a record that holds the bytecode too. A record written by an earlier version
+# of the collection left bytecode out, and a release installed then is checked as it was recorded.
 BYTECODE_RECORDED = "# bytecode recorded"
 MAX_NAMED_PATHS = 10
 
