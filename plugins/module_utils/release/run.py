@@ -20,7 +20,7 @@ from ansible_collections.pharos.hpc.plugins.module_utils.release.health import f
 from ansible_collections.pharos.hpc.plugins.module_utils.release.host import HostError, read_active_record, read_host, read_release_link
 from ansible_collections.pharos.hpc.plugins.module_utils.release.layout import Layout
 from ansible_collections.pharos.hpc.plugins.module_utils.release.plan import ACTIVATING, PlanError, plan, predict, target_release
-from ansible_collections.pharos.hpc.plugins.module_utils.release.signature import SignatureError, verify as verify_signature
+from ansible_collections.pharos.hpc.plugins.module_utils.release.signature import SignatureError, issued_of, verify as verify_signature
 from ansible_collections.pharos.hpc.plugins.module_utils.release.stage import (
     StageError, inspect_archive, installed_manifest, release_units, stage, unit_digests)
 from ansible_collections.pharos.hpc.plugins.module_utils.release.systemd import SystemdError
@@ -155,10 +155,9 @@ def signed_at(layout, release_id):
     None for a release installed by an earlier version of the collection, which kept none."""
     try:
         with open(layout.statement_file(release_id), encoding="ascii") as handle:
-            lines = handle.read().splitlines()
+            return issued_of(handle.read())
     except (OSError, UnicodeDecodeError):
         return None
-    return next((line.split(" ", 1)[1] for line in lines if line.startswith("issued ")), None)
 
 
 def refuse_downgrade(layout, release_id, signed, current, allow_downgrade):

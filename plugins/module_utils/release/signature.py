@@ -60,6 +60,11 @@ def statement(release_id, archive_digest, issued):
     return "%s\nrelease %s\narchive %s\nissued %s\n" % (FORMAT, release_id, archive_digest, issued)
 
 
+def issued_of(text):
+    """The signing time a statement names, or None when it names none."""
+    return next((line.split(" ", 1)[1] for line in text.splitlines() if line.startswith("issued ")), None)
+
+
 def archive_digest(path):
     """sha256:<hex> of the archive's bytes, as the statement names it."""
     return "sha256:" + sha256_file(path)
