@@ -46,6 +46,7 @@ class Directory:
             "agent": "%s -x -H ldap://127.0.0.1/ -D '%s' -y /root/.pharos-agent.pw" % (tool, self.agent),
             "reader": "%s -x -H ldap://127.0.0.1/ -D '%s' -y /root/.pharos-reader.pw" % (tool, self.reader),
             "ssh-access": "runuser -u pharos-ssh-access -- %s -Q -Y EXTERNAL -H ldapi:///" % tool,
+            "keys": "runuser -u pharos-keys -- %s -Q -Y EXTERNAL -H ldapi:///" % tool,
             "anonymous": "%s -x -H ldap://127.0.0.1/" % tool,
             "root": "%s -Q -Y EXTERNAL -H ldapi:///" % tool,
         }
@@ -237,6 +238,33 @@ def test_pharos_ssh_access_cannot_touch_groups(directory):
 
 def test_pharos_ssh_access_cannot_create_members(directory):
     change = directory.add("ssh-access", directory.member_ldif("mallory", directory.uid_min + 7, directory.gid_min))
+    assert refused(change), (change.rc, change.stderr)
+
+
+# ------------------------------------------------------------------ pharos-keys (sshd's key command)
+
+
+def test_the_key_commands_user_binds_as_pharos_keys(directory):
+    whoami = directory.host.run("runuser -u pharos-keys -- ldapwhoami -Q -Y EXTERNAL -H ldapi:///")
+    assert whoami.stdout.strip() == "dn:cn=pharos-keys," + directory.services
+
+
+def test_pharos_keys_reads_members_and_their_keys_and_nothing_else(directory):
+    people = directory.search("keys", directory.people, "uid", "uidNumber", "sshPublicKey")
+    assert people.rc == 0, people.stderr
+    assert "uid: pharosalice" in people.stdout
+    for hidden in (directory.groups, directory.services):
+        found = directory.search("keys", hidden)
+        assert "dn: cn=" not in found.stdout, (hidden, found.stdout)
+
+
+@pytest.mark.parametrize("what", ["sshPublicKey", "loginShell", "new member"])
+def test_pharos_keys_writes_nothing(directory, what):
+    if what == "new member":
+        change = directory.add("keys", directory.member_ldif("mallory", directory.uid_min + 9, directory.gid_min))
+    else:
+        change = directory.modify("keys", "dn: %s\nchangetype: modify\nreplace: %s\n%s: x\n"
+                                  % (directory.member("pharosalice"), what, what))
     assert refused(change), (change.rc, change.stderr)
 
 

@@ -1,10 +1,12 @@
 """Members log in over ssh with the keys the directory holds; local accounts with their files.
 
 The key is written by the SSH access agent's identity (its Unix user, SASL EXTERNAL over ldapi),
-the member and the group by the Site agent's (simple bind on loopback), as in production. The
-scenario shortens SSSD's cache (host_vars), so each wait is a few seconds.
+the member and the group by the Site agent's (simple bind on loopback), as in production. sshd's
+key command reads the directory at each login, so a written or removed key counts at the next
+login. The scenario shortens SSSD's cache (host_vars), so each wait is a few seconds.
 """
 
+import itertools
 import time
 
 import pytest
@@ -17,9 +19,14 @@ LOCAL = "pharos-local-admin"
 WAIT_SECONDS = 40
 
 
+# Each login comes from its own loopback address: sshd's per-source penalties, which refuse an
+# address after a few failed logins, would otherwise decide the tests that expect a refusal.
+SOURCES = ("127.0.%d.%d" % (third, fourth) for third, fourth in itertools.product(range(1, 255), range(2, 255)))
+
+
 def ssh(host, user, key):
-    return host.run("ssh -n -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null "
-                    "-o ConnectTimeout=5 -i %s %s@127.0.0.1 id -un" % (key, user))
+    return host.run("ssh -n -b %s -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null "
+                    "-o ConnectTimeout=5 -i %s %s@127.0.0.1 id -un" % (next(SOURCES), key, user))
 
 
 def wait_for(host, user, key, logs_in):
@@ -99,21 +106,79 @@ def test_a_member_is_resolved_from_the_directory(host, identities):
     assert "pharos-members" in member.groups
 
 
-def test_a_key_written_by_the_access_agent_logs_the_member_in_until_it_is_removed(host, identities):
-    public_key = host.file("/root/%s-key.pub" % MEMBER).content_string.strip()
+def write_key(identities, public_key):
     written = identities.as_ssh_access("dn: uid=%s,%s\nchangetype: modify\nadd: objectClass\n"
                                        "objectClass: ldapPublicKey\n-\nadd: sshPublicKey\nsshPublicKey: %s\n"
                                        % (MEMBER, identities.people, public_key))
     assert written.rc == 0, written.stderr
-    login = wait_for(host, MEMBER, "/root/%s-key" % MEMBER, logs_in=True)
+
+
+def remove_keys(identities):
+    removed = identities.as_ssh_access("dn: uid=%s,%s\nchangetype: modify\ndelete: sshPublicKey\n-\n"
+                                       "delete: objectClass\nobjectClass: ldapPublicKey\n" % (MEMBER, identities.people))
+    assert removed.rc == 0, removed.stderr
+
+
+def test_a_key_logs_in_at_the_first_login_after_it_is_written_and_is_refused_at_the_first_after_removal(host, identities):
+    # SSSD has just read the entry without a key: a login through SSSD's cache would be refused
+    # until that entry expires.
+    assert host.run("sss_ssh_authorizedkeys %s" % MEMBER).stdout.strip() == ""
+    write_key(identities, host.file("/root/%s-key.pub" % MEMBER).content_string.strip())
+    login = ssh(host, MEMBER, "/root/%s-key" % MEMBER)
     assert login.rc == 0, login.stderr
     assert login.stdout.strip() == MEMBER
 
-    removed = identities.as_ssh_access("dn: uid=%s,%s\nchangetype: modify\ndelete: sshPublicKey\n"
-                                       % (MEMBER, identities.people))
-    assert removed.rc == 0, removed.stderr
-    refused = wait_for(host, MEMBER, "/root/%s-key" % MEMBER, logs_in=False)
-    assert refused.rc != 0, "the member still logs in %d s after the key was removed" % WAIT_SECONDS
+    remove_keys(identities)
+    refused = ssh(host, MEMBER, "/root/%s-key" % MEMBER)
+    assert refused.rc != 0, "the member still logs in right after the key was removed"
+
+
+def test_while_slapd_is_stopped_the_key_last_read_logs_in_for_the_cache_lifetime_and_no_longer(host, identities):
+    lifetime = host.ansible.get_variables()["icarus_hpc_cache_seconds"]
+    key = "/root/%s-key" % MEMBER
+    write_key(identities, host.file(key + ".pub").content_string.strip())
+    assert ssh(host, MEMBER, key).rc == 0
+    since = host.run("date +%s").stdout.strip()
+    assert host.run("systemctl stop slapd").rc == 0
+    try:
+        held = ssh(host, MEMBER, key)
+        assert held.rc == 0, "a key read %d s ago is refused as soon as slapd stops" % lifetime
+        time.sleep(lifetime + 1)
+        assert ssh(host, MEMBER, key).rc != 0, "the key still logs in past the cache lifetime with slapd stopped"
+        log = host.run("journalctl -t pharos-directory-keys --since @%s --no-pager -o cat" % since).stdout
+        assert "no directory key for %s: the directory does not answer" % MEMBER in log
+        assert "past the cache lifetime of %d s" % lifetime in log
+        assert ssh(host, LOCAL, "/root/%s-key" % LOCAL).rc == 0, "a local account cannot log in while slapd is stopped"
+    finally:
+        assert host.run("systemctl start slapd").rc == 0
+    assert ssh(host, MEMBER, key).rc == 0, "the key does not log in again once slapd is back"
+    remove_keys(identities)
+
+
+def identities_uid(host):
+    return int(host.run("id -u %s" % MEMBER).stdout.strip())
+
+
+def test_the_key_command_opens_no_file_a_member_controls(host, identities):
+    """As sshd runs it: the command's user, from a member's home, with a member's ldaprc and a
+    planted module beside it; no file it opens is the member's, in the home or in /tmp."""
+    del identities
+    assert host.run("command -v strace || apt-get install -y -q strace").rc == 0
+    home = "/home/%s" % MEMBER
+    planted = host.run("install -d -o %(m)s %(h)s && printf 'URI ldap://203.0.113.1/\n' > %(h)s/ldaprc && "
+                       "printf 'raise SystemExit(9)\n' > %(h)s/ldap3.py && chown %(m)s %(h)s/ldaprc %(h)s/ldap3.py"
+                       % dict(m=MEMBER, h=home))
+    assert planted.rc == 0, planted.stderr
+    traced = host.run("cd %(h)s && runuser -u pharos-keys -- env HOME=%(h)s PYTHONPATH=%(h)s strace -f -qq "
+                      "-e trace=open,openat -o /tmp/keys.trace /usr/local/libexec/pharos/directory-keys %(m)s"
+                      % dict(h=home, m=MEMBER))
+    assert traced.rc == 0, traced.stderr
+    owners = host.run(r"sed -n 's/.*open[a-z]*([^\"]*\"\([^\"]*\)\".*/\1/p' /tmp/keys.trace | sort -u | "
+                      'while read -r path; do [ -e "$path" ] && stat -c "%u %n" "$path"; done').stdout.splitlines()
+    assert owners, "strace recorded no file the command opened"
+    member = str(identities_uid(host))
+    assert [line for line in owners if line.split(" ", 1)[0] == member] == []
+    assert [line for line in owners if line.split(" ", 1)[1].startswith((home, "/tmp/"))] == []
 
 
 def test_a_members_own_authorized_keys_file_is_ignored(host, identities):
