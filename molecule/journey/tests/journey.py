@@ -1,5 +1,6 @@
 """What the journey's tests share: the scenario's Waldur, read from the controller, and waiting."""
 
+import itertools
 import json
 import os
 import subprocess
@@ -75,14 +76,19 @@ def as_member(host, member, command):
     return host.run("runuser -u %s -- %s" % (member, command))
 
 
+# Each login comes from its own loopback address: sshd's per-source penalties, which refuse an
+# address after a few failed logins, would otherwise refuse a good key, or pass for a revoked one.
+SOURCES = ("127.0.%d.%d" % (third, fourth) for third, fourth in itertools.product(range(1, 255), range(2, 255)))
+
+
 def ssh(host, member, command="id -un", key=None):
     """An ssh login as member on the login node, with the key pair /root/<key>-key (by default
     /root/<member>-key, which new_key makes). A refused login exits 254, not ssh's 255: the
     tests reach the login node over ssh themselves, and testinfra reads 255 as its own
     connection failing."""
-    return host.run("ssh -n -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null "
+    return host.run("ssh -n -b %s -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null "
                     "-o ConnectTimeout=5 -i /root/%s-key %s@127.0.0.1 %s; status=$?; "
-                    "[ $status -ne 255 ] || status=254; exit $status" % (key or member, member, command))
+                    "[ $status -ne 255 ] || status=254; exit $status" % (next(SOURCES), key or member, member, command))
 
 
 def new_key(host, name):
