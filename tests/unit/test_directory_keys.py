@@ -122,3 +122,8 @@ def test_a_name_sssd_does_not_serve_gets_no_key_and_the_directory_is_not_asked(c
 def test_an_entry_the_directory_no_longer_holds_gets_no_key(config):
     keys, refusal = keys_of(config, None)
     assert keys == [] and "no entry" in refusal
+
+
+def test_a_record_that_cannot_be_written_costs_the_fallback_not_the_login(config, tmp_path):
+    config["record_directory"] = str(tmp_path / "missing")
+    assert keys_of(config, ("5000001", [KEY])) == ([KEY], None)

@@ -25,7 +25,7 @@ PEOPLE, GROUPS = f"ou=people,ou=pharos,{SUFFIX}", f"ou=groups,ou=pharos,{SUFFIX}
 # The Site's SSSD cache lifetime: its [nss] memcache_timeout and the pharos domain's.
 CACHE_SECONDS = yaml.safe_load((Path(__file__).resolve().parents[1] / "host_vars" / f"{LOGIN}.yml")
                                .read_text(encoding="utf-8"))["icarus_hpc_cache_seconds"]
-SSHD_READS_KEYS = f"runuser -u pharos-keys -- /usr/local/libexec/pharos/directory-keys {MEMBER}"
+SSHD_READS_KEYS = f"runuser -u pharos-keys -- /usr/bin/python3 -I /usr/local/libexec/pharos/directory-keys {MEMBER}"
 
 
 def recorded(name):

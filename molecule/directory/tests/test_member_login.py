@@ -170,7 +170,7 @@ def test_the_key_command_opens_no_file_a_member_controls(host, identities):
                        % dict(m=MEMBER, h=home))
     assert planted.rc == 0, planted.stderr
     traced = host.run("cd %(h)s && runuser -u pharos-keys -- env HOME=%(h)s PYTHONPATH=%(h)s strace -f -qq "
-                      "-e trace=open,openat -o /tmp/keys.trace /usr/local/libexec/pharos/directory-keys %(m)s"
+                      "-e trace=open,openat -o /tmp/keys.trace /usr/bin/python3 -I /usr/local/libexec/pharos/directory-keys %(m)s"
                       % dict(h=home, m=MEMBER))
     assert traced.rc == 0, traced.stderr
     owners = host.run(r"sed -n 's/.*open[a-z]*([^\"]*\"\([^\"]*\)\".*/\1/p' /tmp/keys.trace | sort -u | "
@@ -205,7 +205,7 @@ def test_a_drop_in_sshd_refuses_is_removed_and_sshd_keeps_serving(host, identiti
     assert ssh(host, LOCAL, "/root/%s-key" % LOCAL).rc == 0
 
     run_site()
-    assert host.file(dropin).contains("AuthorizedKeysCommand /usr/local/libexec/pharos/directory-keys %u")
+    assert host.file(dropin).contains("AuthorizedKeysCommand /usr/bin/python3 -I /usr/local/libexec/pharos/directory-keys %u")
     assert host.run("sshd -T -C user=%s,host=x,addr=127.0.0.1 | grep -i '^authorizedkeyscommand '" % MEMBER).rc == 0
 
 

@@ -1,4 +1,3 @@
-#!/usr/bin/python3 -I
 """sshd's AuthorizedKeysCommand for members: the keys the directory holds at this login.
 
 The keys are read from the directory at each login, as the read-only identity cn=pharos-keys
@@ -81,10 +80,14 @@ class LastRead:
         return os.path.join(self.directory, "%s.json" % uid)
 
     def keep(self, uid, user, keys):
+        """Best effort: a record that cannot be written costs only the fallback, never this login."""
         partial = self.path(uid) + ".partial"
-        with open(partial, "w", encoding="utf-8") as record:
-            json.dump({"user": user, "keys": keys}, record)
-        os.replace(partial, self.path(uid))
+        try:
+            with open(partial, "w", encoding="utf-8") as record:
+                json.dump({"user": user, "keys": keys}, record)
+            os.replace(partial, self.path(uid))
+        except OSError:
+            pass
 
     def keys(self, uid, user, lifetime):
         """(keys, age in seconds) while the record is younger than lifetime, else ([], age or None)."""
