@@ -4,6 +4,7 @@ changed them it writes only Pharos's parts: every file the Site owned is byte-id
 Site's job runs on, its user still logs in and submits, and Pharos's staging partition, Prologs,
 associations and directory work beside them."""
 
+import contextlib
 import json
 import os
 import re
@@ -160,28 +161,28 @@ def as_directory_admin(ldif):
     on(LOGIN, f"ldapmodify -Q -Y EXTERNAL -H ldapi:/// <<'LDIF'\n{ldif}LDIF")
 
 
-def given_a_key(public):
-    return (f"dn: uid={MEMBER},{PEOPLE}\nchangetype: modify\nadd: objectClass\nobjectClass: ldapPublicKey\n-\n"
-            f"add: sshPublicKey\nsshPublicKey: {public}\n\n"
-            f"dn: cn=pharos-members,{GROUPS}\nchangetype: modify\nadd: memberUid\nmemberUid: {MEMBER}\n")
-
-
-def key_taken_back():
-    return (f"dn: uid={MEMBER},{PEOPLE}\nchangetype: modify\ndelete: sshPublicKey\n-\n"
-            f"delete: objectClass\nobjectClass: ldapPublicKey\n\n"
-            f"dn: cn=pharos-members,{GROUPS}\nchangetype: modify\ndelete: memberUid\nmemberUid: {MEMBER}\n")
+@contextlib.contextmanager
+def member_with_key(public):
+    """pharosalice in pharos-members with the key, as the agents would make her, and taken back
+    after, with SSSD's cache emptied both times."""
+    as_directory_admin(f"dn: uid={MEMBER},{PEOPLE}\nchangetype: modify\nadd: objectClass\nobjectClass: ldapPublicKey\n-\n"
+                       f"add: sshPublicKey\nsshPublicKey: {public}\n\n"
+                       f"dn: cn=pharos-members,{GROUPS}\nchangetype: modify\nadd: memberUid\nmemberUid: {MEMBER}\n")
+    try:
+        on(LOGIN, "sss_cache -E")
+        yield
+    finally:
+        as_directory_admin(f"dn: uid={MEMBER},{PEOPLE}\nchangetype: modify\ndelete: sshPublicKey\n-\n"
+                           f"delete: objectClass\nobjectClass: ldapPublicKey\n\n"
+                           f"dn: cn=pharos-members,{GROUPS}\nchangetype: modify\ndelete: memberUid\nmemberUid: {MEMBER}\n")
+        on(LOGIN, "sss_cache -E")
 
 
 def test_a_member_logs_in_with_a_directory_key_through_the_pharos_sssd_domain(tmp_path):
     key, public = new_key(tmp_path, "member_key")
-    as_directory_admin(given_a_key(public))
-    try:
-        on(LOGIN, "sss_cache -E")
+    with member_with_key(public):
         login = ssh(MEMBER, key, "id -un")
         assert login.returncode == 0 and login.stdout.strip() == MEMBER, login.stderr
-    finally:
-        as_directory_admin(key_taken_back())
-        on(LOGIN, "sss_cache -E")
 
 
 def test_a_changed_key_counts_at_the_next_login_while_sssd_still_holds_the_old_one(tmp_path):
@@ -189,9 +190,7 @@ def test_a_changed_key_counts_at_the_next_login_while_sssd_still_holds_the_old_o
     Pharos database at each login, so the next login takes the new key and refuses the old."""
     old_key, old_public = new_key(tmp_path, "old_key")
     new_key_path, new_public = new_key(tmp_path, "new_key")
-    as_directory_admin(given_a_key(old_public))
-    try:
-        on(LOGIN, "sss_cache -E")
+    with member_with_key(old_public):
         first = ssh(MEMBER, old_key, "id -un")
         assert first.returncode == 0 and first.stdout.strip() == MEMBER, first.stderr
         assert old_public.split()[1] in on(LOGIN, f"sss_ssh_authorizedkeys {MEMBER}")
@@ -202,15 +201,11 @@ def test_a_changed_key_counts_at_the_next_login_while_sssd_still_holds_the_old_o
         assert login.returncode == 0 and login.stdout.strip() == MEMBER, login.stderr
         refused = ssh(MEMBER, old_key, "id -un")
         assert refused.returncode == 255 and "Permission denied" in refused.stderr, refused.stderr
-    finally:
-        as_directory_admin(key_taken_back())
-        on(LOGIN, "sss_cache -E")
 
 
 def test_while_the_sites_slapd_is_stopped_the_key_last_read_counts_for_the_cache_lifetime_and_no_longer(tmp_path):
-    key, public = new_key(tmp_path, "member_key")
-    as_directory_admin(given_a_key(public))
-    try:
+    _, public = new_key(tmp_path, "member_key")
+    with member_with_key(public):
         assert public.split()[1] in on(LOGIN, SSHD_READS_KEYS)
         on(LOGIN, "systemctl stop slapd")
         try:
@@ -221,9 +216,6 @@ def test_while_the_sites_slapd_is_stopped_the_key_last_read_counts_for_the_cache
         finally:
             on(LOGIN, "systemctl start slapd")
         assert public.split()[1] in on(LOGIN, SSHD_READS_KEYS), "the key does not count again once slapd is back"
-    finally:
-        as_directory_admin(key_taken_back())
-        on(LOGIN, "sss_cache -E")
 
 
 def test_check_diff_after_the_converge_changes_nothing():
