@@ -173,3 +173,35 @@ def test_the_integration_of_an_active_offering_is_still_the_owners_to_change(def
     default_waldur.waldur.state.offerings[offering]["state"] = "Active"
     changed = action(default_waldur, offering, "update_integration", {"plugin_options": {"auto_approve_in_service_provider_projects": True}})
     assert changed.status_code == 200
+
+
+def test_an_update_answers_200_with_an_empty_body(site):
+    # views.ProviderOfferingViewSet._update_action: Response(status=HTTP_200_OK), no data.
+    offering = draft(site)
+    answer = action(site, offering, "update_overview", {"name": "Icarus HPC nodes"})
+    assert (answer.status_code, answer.content) == (200, b"")
+    assert site.waldur.state.offerings[offering]["name"] == "Icarus HPC nodes"
+
+
+def test_a_field_the_serializer_does_not_declare_is_ignored_as_drf_ignores_it(site):
+    offering = draft(site)
+    answer = action(site, offering, "update_overview", {"name": "Icarus HPC nodes", "no_such_field": 1})
+    assert answer.status_code == 200
+    assert site.waldur.state.offerings[offering]["name"] == "Icarus HPC nodes"
+    assert "no_such_field" not in site.waldur.state.offerings[offering]
+
+
+def test_a_component_update_without_a_uuid_is_refused_before_its_fields_are_read(site):
+    # views.update_offering_component: no uuid is a 400 with "details", whatever else the body holds.
+    offering = draft(site)
+    refused = action(site, offering, "update_offering_component", {"name": "Node-hours"})
+    assert (refused.status_code, refused.json()) == (400, {"details": "UUID for offering component was not provided."})
+
+
+def test_a_component_update_is_partial(site):
+    # The serializer runs with partial=True: a body with the uuid and one field changes that field alone.
+    offering = draft(site)
+    component = site.waldur.state.offerings[offering]["components"][0]
+    answer = action(site, offering, "update_offering_component", {"uuid": component["uuid"], "unit_factor": 30})
+    assert answer.status_code == 200, answer.text
+    assert (component["unit_factor"], component["type"], component["billing_type"]) == (30, "node", "limit")
