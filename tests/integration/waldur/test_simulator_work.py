@@ -27,6 +27,7 @@ from waldur_api_client.api.marketplace_provider_resources import (
     marketplace_provider_resources_set_backend_id, marketplace_provider_resources_set_endpoints,
     marketplace_provider_resources_set_limits, marketplace_provider_resources_set_membership_sync_statuses,
     marketplace_provider_resources_team_list)
+from waldur_api_client.api.users import users_me_retrieve
 from waldur_api_client.api.marketplace_service_providers import (
     marketplace_service_providers_keys_list, marketplace_service_providers_projects_list)
 from waldur_api_client.models import (
@@ -34,7 +35,7 @@ from waldur_api_client.models import (
     ComponentUserUsageBulkCreateRequest, ComponentUserUsageCreateRequest, MemberSyncStatusReportRequest,
     OfferingUserState, OfferingUserStateTransitionRequest, OrderApproveByProviderRequest, OrderBackendIDRequest,
     OrderState, PatchedOfferingUserRequest, ResourceBackendIDRequest, ResourceEndpointRequest, ResourceEndpointsRequest,
-    ResourceSetLimitsRequest, ResourceSetLimitsRequestLimits, ResourceSetStateErredRequest, ResourceState)
+    ResourceSetLimitsRequest, ResourceSetLimitsRequestLimits, ResourceSetStateErredRequest, ResourceState, UserMe)
 
 OFFERING = "ab" * 16
 MANAGER_TOKEN = "0123456789abcdef0123456789abcdef01234567"
@@ -394,3 +395,18 @@ def test_a_plan_is_read_by_the_offerings_owner_and_hidden_from_an_offering_manag
     work.grant_manager("OFFERING.MANAGER", "offering", OFFERING)
     hidden = work.raw("GET", "/api/marketplace-plans/%s/" % plan, token=MANAGER_TOKEN)
     assert (hidden.status_code, hidden.json()) == (404, {"detail": "No Plan matches the given query."})
+
+
+def test_an_offering_user_carries_the_users_first_and_last_name(work):
+    # OfferingUserSerializer's user_first_name and user_last_name, which the agent's LDAP plugin
+    # writes as givenName and sn.
+    carol = work.waldur.add_user("carol", "c" * 40, first_name="Carol", last_name="Jones")
+    work.waldur.add_offering_user(OFFERING, carol)
+    (found,) = marketplace_offering_users_list.sync(client=work.client(), offering_uuid=[OFFERING], user_uuid=carol)
+    assert (found.user_first_name, found.user_last_name, found.user_full_name) == ("Carol", "Jones", "Carol Jones")
+
+
+def test_users_me_answers_in_the_usersme_shape(work):
+    me = users_me_retrieve.sync(client=work.client())
+    assert isinstance(me, UserMe)
+    assert me.username == "pharos-agent"
