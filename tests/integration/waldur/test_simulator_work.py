@@ -126,6 +126,13 @@ def test_an_erred_create_order_ends_its_resource_and_keeps_the_message(work):
     order = work.waldur.state.orders[work.order]
     assert (order["state"], order["error_message"]) == ("erred", "sacctmgr: account exists")
     assert work.waldur.state.resources[work.resource]["state"] == "Terminated"  # it had no backend id yet
+    # BaseOrderSerializer.get_fields hides the traceback from everyone but staff and support.
+    shown = work.raw("GET", path).json()
+    assert shown["error_message"] == "sacctmgr: account exists" and "error_traceback" not in shown
+    listed = work.raw("GET", "/api/marketplace-orders/").json()
+    assert listed and all("error_traceback" not in order for order in listed)
+    work.waldur.add_user("staff", "5" * 40, is_staff=True)
+    assert work.raw("GET", path, token="5" * 40).json()["error_traceback"] == "Traceback ..."
 
 
 def test_a_rejected_order_terminates_its_new_resource(work):
