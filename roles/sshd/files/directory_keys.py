@@ -9,7 +9,10 @@ a local account holds never gets a directory key (docs/directory.md, "Local name
 When the directory does not answer, the keys last read for the member count until they are as
 old as the Site's cache lifetime, and no longer. Each refusal is logged (authpriv).
 
-    directory-keys <user>        (sshd runs it as the user named by AuthorizedKeysCommandUser)
+sshd runs it isolated, as the user AuthorizedKeysCommandUser names (pharos-keys), so that no
+environment variable, user site or working directory decides what Python loads:
+
+    /usr/bin/python3 -I /usr/local/libexec/pharos/directory-keys <user>
 """
 
 import json
