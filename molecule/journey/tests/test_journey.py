@@ -16,7 +16,7 @@ from cryptography.hazmat.primitives import serialization
 
 from journey import (AGENT_CYCLE_SECONDS, ALLOCATION, ALLOCATIONS_OF, COMPUTE, NODE_HOURS, OFFERING_UUID, PROJECT_ACCOUNT,
                      QUALIFICATION, SIMULATOR, access_agent_cycles, agent_log, as_member, listed, new_key,
-                     resource_of_account, sacctmgr, ssh, submit_keys, wait_until)
+                     resource_of_account, sacctmgr, ssh, submit_keys, wait_until, waldur)
 
 testinfra_hosts = ["ansible://pharos-journey-login"]
 
@@ -136,6 +136,28 @@ def test_a_membership_becomes_an_association_on_the_allocation_with_pharos_defau
         assert sacctmgr(host, "show user %s format=defaultaccount" % name) == [["pharos_default"]]
 
 
+def test_a_member_whose_offering_user_waits_for_validation_gets_an_account_once_it_completes(host, members):
+    """carol's offering user starts in Pending additional validation, without a username
+    (seeds/laboratory.yml), and the agent makes no account for it. The provider completes it as
+    Mastermind's OfferingUser allows: set_validation_complete (Pending -> OK), then the username.
+    The agent then makes her account, with the UID Waldur pinned, and her association."""
+    del members
+    (carol,) = [user for user in listed(host, "marketplace-offering-users/?offering_uuid=%s" % OFFERING_UUID)
+                if user["user_username"] == "carol"]
+    assert (carol["state"], carol["username"]) == ("Pending additional validation", None)
+    # The members fixture waited for the agent's accounts, so membership_sync has run past her.
+    assert host.run("getent passwd %d" % carol["uidnumber"]).rc == 2
+    for method, action, body in (("POST", "set_validation_complete/", None), ("PATCH", "", {"username": "pharoscarol"})):
+        status, answer = waldur(host, method, "marketplace-offering-users/%s/%s" % (carol["uuid"], action), body)
+        assert status == 200, (action, answer)
+    assert offering_user(host, "pharoscarol")["state"] == "OK"
+    made = wait_until(lambda: host.user("pharoscarol").exists and ALLOCATION in {
+        row[0] for row in sacctmgr(host, "show association where user=pharoscarol format=account")},
+        AGENT_CYCLE_SECONDS)
+    assert made, agent_log(host, "membership_sync")
+    assert (host.user("pharoscarol").uid, host.user("pharoscarol").gid) == (carol["uidnumber"], carol["primarygroup"])
+
+
 def test_a_job_without_an_allocation_is_refused(host, members, bobs_keys):
     del members, bobs_keys
     refused = as_member(host, "pharosbob", "sbatch -p %s -t 1 --wrap true" % COMPUTE)
@@ -237,8 +259,13 @@ def node_usage(host, allocation):
 
 
 def test_the_same_report_from_a_token_that_only_manages_the_service_provider_is_refused(host, members):
-    """Waldur takes a dated usage report only from the provider's organisation (the agent owns it,
-    docs/waldur_offering.md, "The contract"); a CUSTOMER.MANAGER token reports the same usage and Waldur keeps nothing of it."""
+    """Waldur takes a usage report only from a role on the offering or its organisation
+    (docs/waldur_offering.md, "The contract"). Mastermind's ComponentUsageViewSet.set_usage, views.py at
+    a1c94545 and d0aee6b6: `if not has_permission(request, PermissionEnum.SET_RESOURCE_USAGE,
+    resource.offering.customer) and not has_permission(request, PermissionEnum.SET_RESOURCE_USAGE,
+    resource.offering): raise PermissionDenied()`. CUSTOMER.MANAGER is granted on the service
+    provider, neither of those, and holds no RESOURCE.SET_USAGE: its token reports the same usage
+    and Waldur keeps nothing of it."""
     del members
     before = node_usage(host, ALLOCATION)
     stopped = host.run("systemctl stop waldur-site-agent@report")

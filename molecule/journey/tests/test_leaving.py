@@ -63,7 +63,7 @@ def test_a_terminated_allocation_keeps_its_account_without_users_or_hours_and_re
 @pytest.mark.parametrize("account", [ALLOCATION, None], ids=["with -A", "without -A"])
 def test_a_member_who_leaves_every_project_still_logs_in_but_may_not_submit(host, account):
     if ALLOCATION in associations(host, "pharosbob"):
-        leave(host, "pharosbob", ALLOCATION, "PROJECT.MEMBER")
+        leave(host, "pharosbob", ALLOCATION, "PROJECT.ADMIN")
         assert wait_until(lambda: ALLOCATION not in associations(host, "pharosbob"), AGENT_CYCLE_SECONDS), \
             agent_log(host, "membership_sync")
     login = ssh(host, "pharosbob")

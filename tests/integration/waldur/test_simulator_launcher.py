@@ -162,6 +162,7 @@ customers:
           - {username: alice, role: PROJECT.MANAGER, ssh_key: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDq alice"}
           - {username: bob, offering_username: bob01}
           - {username: carol, offering_username: carol01}
+          - {username: dave, offering_user_state: Pending account linking}
         orders:
           - {name: Climate 2026, node_hours: 10}
 """
@@ -176,12 +177,13 @@ def test_a_seed_file_adds_projects_members_pending_orders_and_tokens(tmp_path):
         assert (order["type"], order["resource_name"], order["limits"]) == ("Create", "Climate 2026", {"node": 10})
         team = simulator.get("/api/marketplace-provider-resources/%s/team/" % order["marketplace_resource_uuid"]).json()
         assert sorted((member["username"], member["offering_user_username"]) for member in team) == [
-            ("alice", None), ("bob", "bob01"), ("carol", "carol01")]
+            ("alice", None), ("bob", "bob01"), ("carol", "carol01"), ("dave", None)]
         # Waldur gives each offering user the lowest free UID and primary GID of the provider's pools.
         offering_users = simulator.get("/api/marketplace-offering-users/").json()
-        assert sorted((user["username"], user["state"], user["uidnumber"], user["primarygroup"])
-                      for user in offering_users) == [("bob01", "OK", 5000000, 5500000),
-                                                      ("carol01", "OK", 5000001, 5500001)]
+        assert sorted((user["user_username"], user["username"], user["state"], user["uidnumber"],
+                       user["primarygroup"]) for user in offering_users) == [
+            ("bob", "bob01", "OK", 5000000, 5500000), ("carol", "carol01", "OK", 5000001, 5500001),
+            ("dave", None, "Pending account linking", 5000002, 5500002)]
         staff = (tmp_path / "state" / "waldur-staff-token").read_text().strip()
         assert simulator.get("/api/users/me/", token=staff).json()["is_staff"] is True
         manager = simulator.ready["token_files"]["sp-manager"]
@@ -210,9 +212,15 @@ def test_a_seed_with_a_pool_the_wrong_way_round_is_refused_before_listening(tmp_
     assert not (tmp_path / "state" / "ready").exists()
 
 
-def test_a_wrong_seed_names_the_entry_and_the_rule_before_listening(tmp_path):
+@pytest.mark.parametrize(("entry", "rule"), [
+    ("orders: [{name: x, node_hours: -3}]", "orders[0]: name and node_hours"),
+    ("members: [{username: x, offering_user_state: OK}]", "members[0]: offering_user_state is one of"),
+    ("members: [{username: x, offering_username: x1, offering_user_state: Pending account linking}]",
+     "members[0]: offering_user_state is one of"),
+], ids=["hours below one", "a state that is not pending", "a pending state beside a username"])
+def test_a_wrong_seed_names_the_entry_and_the_rule_before_listening(tmp_path, entry, rule):
     completed = started_with_seed(tmp_path, "customers:\n  - name: University\n    projects:\n      - name: P\n"
-                                            "        orders: [{name: x, node_hours: -3}]\n")
+                                            "        %s\n" % entry)
     assert completed.returncode == 1 and "Traceback" not in completed.stderr
-    assert "customers[0].projects[0].orders[0]: name and node_hours" in completed.stderr
+    assert "customers[0].projects[0]." + rule in completed.stderr
     assert not (tmp_path / "state" / "ready").exists()
