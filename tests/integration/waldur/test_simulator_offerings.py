@@ -76,6 +76,24 @@ def test_update_integration_merges_plugin_options_key_by_key_and_drops_unknown_k
         "homedir_prefix": "/home/", "username_generation_policy": "service_provider"}
 
 
+def test_only_staff_change_the_list_of_disabled_resource_actions(site):
+    """OfferingIntegrationUpdateSerializer.validate: a changed list from anyone but staff is a 400;
+    the list as it stands passes."""
+    offering = draft(site)
+    site.waldur.state.offerings[offering]["plugin_options"] = {"disabled_resource_actions": ["set_limits"]}
+    refused = action(site, offering, "update_integration", {"plugin_options": {"disabled_resource_actions": []}})
+    assert (refused.status_code, refused.json()) == (
+        400, {"plugin_options": ["Only staff can change list of disabled actions."]})
+    same = action(site, offering, "update_integration",
+                  {"plugin_options": {"disabled_resource_actions": ["set_limits"], "homedir_prefix": "/x/"}})
+    assert same.status_code == 200
+    site.waldur.add_user("staff", STAFF_TOKEN, is_staff=True)
+    assert action(site, offering, "update_integration", {"plugin_options": {"disabled_resource_actions": []}},
+                  token=STAFF_TOKEN).status_code == 200
+    assert site.waldur.state.offerings[offering]["plugin_options"] == {
+        "disabled_resource_actions": [], "homedir_prefix": "/x/"}
+
+
 def test_a_component_in_use_is_not_removed(site):
     offering = draft(site)
     site.waldur.add_resource(offering, "alloc one")

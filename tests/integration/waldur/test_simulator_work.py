@@ -117,6 +117,29 @@ def test_an_offering_manager_may_finish_an_order_but_not_approve_it(work):
     assert work.raw("POST", path + "set_state_done/", token=MANAGER_TOKEN).status_code == 200
 
 
+def test_the_providers_approval_merges_its_attributes_into_the_order(work):
+    path = "/api/marketplace-orders/%s/" % work.order
+    approved = work.raw("POST", path + "approve_by_provider/", json={"attributes": {"partition": "batch"}})
+    assert approved.status_code == 200
+    assert work.waldur.state.orders[work.order]["attributes"] == {"name": "Climate 2026", "partition": "batch"}
+
+
+def test_an_order_action_its_offering_type_does_not_serve_is_405_after_the_state_check(work):
+    """OrderViewSet's OfferingTypeValidator: set_state_erred serves site agent offerings alone,
+    set_state_done also basic and support ones; the state is checked first (409)."""
+    basic = work.waldur.add_offering("Consulting", work.site.customer_uuid, work.site.category_uuid,
+                                     offering_type="Marketplace.Basic", components=[NODE])["uuid"]
+    order = work.waldur.add_order(basic, work.project, "Advice", {"node": 1})
+    path = "/api/marketplace-orders/%s/" % order
+    assert work.raw("POST", path + "set_state_done/").status_code == 409
+    assert work.raw("POST", path + "approve_by_provider/", json={}).status_code == 200
+    erred = work.raw("POST", path + "set_state_erred/", json={"error_message": "x"})
+    assert (erred.status_code, erred.json()) == (405, {"detail": 'Method "The order\'s offering with Marketplace.Basic '
+                                                                 'type does not support this action" not allowed.'})
+    assert work.waldur.state.orders[order]["state"] == "executing"
+    assert work.raw("POST", path + "set_state_done/").status_code == 200
+
+
 def test_an_erred_create_order_ends_its_resource_and_keeps_the_message(work):
     path = "/api/marketplace-orders/%s/" % work.order
     work.raw("POST", path + "approve_by_provider/", json={})
@@ -210,6 +233,34 @@ def test_a_dated_usage_report_from_the_providers_owner_is_stored_for_its_month(w
     assert (read.username, read.usage, read.component_type) == ("alice01", "12.50", "node")
 
 
+def test_user_usages_land_in_their_own_dates_month_and_a_total_left_at_zero_becomes_their_sum(work):
+    """ComponentUsageViewSet.set_user_usages: an item dated in an earlier month goes to that month's
+    usage, made at zero if there is none; _sync_component_usage_total then sets a zero total to the
+    sum of its users' usages, and leaves a reported total alone."""
+    _finished(work)
+    body = _dated_report(0)
+    body.resource = work.resource
+    assert marketplace_component_usages_set_usage.sync_detailed(client=work.client(), body=body).status_code == 201
+    (current,) = work.waldur.state.component_usages.values()
+    earlier = datetime.datetime.fromisoformat(current["billing_period"]) - datetime.timedelta(days=3)
+    users = ComponentUserUsageBulkCreateRequest(usages=[
+        ComponentUserUsageCreateRequest(username="alice01", usage="2.5"),
+        ComponentUserUsageCreateRequest(username="bob01", usage="1.5"),
+        ComponentUserUsageCreateRequest(username="alice01", usage="4", date=earlier.replace(tzinfo=datetime.timezone.utc))])
+    answer = marketplace_component_usages_set_user_usages.sync_detailed(uuid=current["uuid"], client=work.client(), body=users)
+    assert answer.status_code == 201
+    by_period = {usage["billing_period"]: usage for usage in work.waldur.state.component_usages.values()}
+    backfilled = by_period[earlier.date().replace(day=1).isoformat()]
+    assert (current["usage"], sorted(current["user_usages"])) == ("4.00", ["alice01", "bob01"])
+    assert (backfilled["usage"], sorted(backfilled["user_usages"]), backfilled["description"]) == (
+        "4.00", ["alice01"], "Created for user usage backfill")
+    body = _dated_report(9)
+    body.resource = work.resource
+    marketplace_component_usages_set_usage.sync_detailed(client=work.client(), body=body)
+    marketplace_component_usages_set_user_usages.sync_detailed(uuid=current["uuid"], client=work.client(), body=users)
+    assert current["usage"] == "9.00"
+
+
 def test_a_dated_usage_report_from_a_service_provider_manager_is_refused(work):
     """Mastermind's marketplace/views.py, ComponentUsageViewSet.set_usage (commit d0aee6b6, within
     the 8.1.3 client's API): the serializer validates first (a date from a user who is not the
@@ -292,6 +343,15 @@ def test_terminating_an_allocation_puts_a_terminate_order_before_the_provider(wo
     assert work.waldur.state.resources[work.resource]["state"] == "Terminating"
     again = work.raw("POST", "/api/marketplace-resources/%s/terminate/" % work.resource, token=STAFF_TOKEN, json={})
     assert (again.status_code, again.json()) == (409, {"detail": "Valid states for operation: OK, Erred."})
+
+
+def test_an_allocation_of_an_unavailable_offering_is_not_terminated(work):
+    _finished(work)
+    _staff(work)
+    work.waldur.state.offerings[OFFERING]["state"] = "Unavailable"
+    refused = work.raw("POST", "/api/marketplace-resources/%s/terminate/" % work.resource, token=STAFF_TOKEN, json={})
+    assert (refused.status_code, refused.json()) == (400, ["Offering is unavailable."])
+    assert [order["type"] for order in work.waldur.state.orders.values()] == ["Create"]
 
 
 def test_a_member_who_leaves_the_project_leaves_its_resources_team(work):
