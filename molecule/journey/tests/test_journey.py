@@ -258,6 +258,19 @@ def node_usage(host, allocation):
     return next((float(usage["usage"]) for usage in usages if usage["type"] == "node"), 0.0)
 
 
+def test_a_failed_jobs_node_hours_reach_waldur_too(host, members):
+    """A job that fails still held its node: its node-hours count against the allocation."""
+    del members
+    before = node_usage(host, ALLOCATION)
+    job = as_member(host, "pharosbob", "timeout 200 srun -A %s -p %s -t 3 sh -c 'sleep 20; exit 3'"
+                    % (ALLOCATION, COMPUTE))
+    assert job.rc != 0
+    expected = used_node_hours(host, ALLOCATION)
+    assert expected > before
+    assert wait_until(lambda: node_usage(host, ALLOCATION) == expected, AGENT_CYCLE_SECONDS), (
+        node_usage(host, ALLOCATION), expected, agent_log(host, "report"))
+
+
 def test_the_same_report_from_a_token_that_only_manages_the_service_provider_is_refused(host, members):
     """Waldur takes a usage report only from a role on the offering or its organisation
     (docs/waldur_offering.md, "The contract"). Mastermind's ComponentUsageViewSet.set_usage, views.py at
