@@ -30,8 +30,25 @@ options:
     description:
       - The Site's C(site.env). Defaults to C(etc/pharos-hpc/site.env) below O(root).
     type: path
+  probes:
+    description:
+      - Health probes to run against what the last activation left, as M(pharos.hpc.pharos_release) runs
+        them, without its settle time. V(units) - every unit it selected is active. V(offering) - the
+        offering reads Active in Waldur through the Site agent's own token and CA (from C(site.env) and
+        C(/etc/pharos-hpc)). V(site_api) - the Site API origin answers over TLS verified against its CA.
+      - None by default. A probe that fails is reported in RV(health), not as a failure of the module.
+    type: list
+    elements: str
+    choices: [units, offering, site_api]
+    default: []
+  probe_timeout:
+    description:
+      - Seconds each network probe waits for an answer.
+    type: float
+    default: 10.0
 requirements:
   - systemd and PyYAML (Debian C(python3-yaml)) on the managed host.
+  - httpx on the managed host for the V(offering) and V(site_api) probes.
 seealso:
   - module: pharos.hpc.pharos_release
 """
@@ -44,6 +61,11 @@ EXAMPLES = r"""
 - name: Say which release runs
   ansible.builtin.debug:
     msg: "{{ releases.current }} (previous {{ releases.previous }})"
+
+- name: Is what runs healthy
+  pharos.hpc.pharos_release_info:
+    probes: [units, offering, site_api]
+  register: health
 """
 
 RETURN = r"""
@@ -73,6 +95,11 @@ units:
   returned: always
   type: list
   elements: str
+health:
+  description: Each probe asked for, as C(probe), C(ok) and C(message) (what failed and the fix, or C(holds)).
+  returned: when O(probes) is given
+  type: list
+  elements: dict
 """
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
@@ -80,23 +107,39 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible_collections.pharos.hpc.plugins.module_utils.release.contents import YAML_IMPORT_ERROR
 from ansible_collections.pharos.hpc.plugins.module_utils.release.systemd import Systemctl
 from ansible_collections.pharos.hpc.plugins.module_utils.release.run import RunError, run
+from ansible_collections.pharos.hpc.plugins.module_utils.waldur import WaldurError, read_token
 
 REPORTED = ("current", "previous", "installed", "active_record", "unit_states", "units")
 
 
 def main():
-    module = AnsibleModule(argument_spec=dict(root=dict(type="path", default="/"), site_env=dict(type="path")),
-                           supports_check_mode=True)
+    module = AnsibleModule(argument_spec=dict(
+        root=dict(type="path", default="/"), site_env=dict(type="path"),
+        probes=dict(type="list", elements="str", choices=["units", "offering", "site_api"], default=[]),
+        probe_timeout=dict(type="float", default=10.0)), supports_check_mode=True)
     if YAML_IMPORT_ERROR is not None:
         module.fail_json(msg=missing_required_lib("PyYAML (Debian: python3-yaml)"), exception=YAML_IMPORT_ERROR)
     params = dict(state="info", root=module.params["root"], site_env=module.params["site_env"], archive=None,
-                  release_id=None, components=None, instances=None)
+                  release_id=None, components=None, instances=None, probes=module.params["probes"],
+                  health_timeout=module.params["probe_timeout"], health_settle=0.0)
+
+    def token(path):
+        try:
+            value = read_token(None, path)
+        except WaldurError as error:
+            raise RunError(str(error)) from None
+        module.no_log_values.add(value)
+        return value
+
     systemd = Systemctl(module.run_command, module.get_bin_path("systemctl") or "systemctl")
     try:
-        result = run(params, systemd, module.run_command, True, read_token=None)
+        result = run(params, systemd, module.run_command, True, read_token=token)
     except RunError as error:
         module.fail_json(msg=str(error))
-    module.exit_json(changed=False, **dict((key, result.get(key)) for key in REPORTED))
+    reported = dict((key, result.get(key)) for key in REPORTED)
+    if "health" in result:
+        reported["health"] = result["health"]
+    module.exit_json(changed=False, **reported)
 
 
 if __name__ == "__main__":

@@ -74,6 +74,12 @@ def site_env_with(path, **values):
     return str(path)
 
 
+def configuration_digest(host):
+    """One digest over every file under /etc/pharos-hpc and the release links, to see that nothing moved."""
+    return host.check_output("find /etc/pharos-hpc /opt/pharos-hpc -maxdepth 1 -printf '%%p %%l %%T@\\n' | sort "
+                             "| sha256sum && sha256sum /etc/pharos-hpc/*.* /etc/pharos-hpc/secrets/* | sha256sum")
+
+
 def current(host):
     return host.file("/opt/pharos-hpc/current").linked_to
 

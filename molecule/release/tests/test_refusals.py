@@ -13,19 +13,13 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from scenario import RELEASES, changed_count, current, release, run_playbook, site_env_with
+from scenario import RELEASES, changed_count, configuration_digest, current, release, run_playbook, site_env_with
 
 PROJECT = Path(__file__).resolve().parents[3]
 
 testinfra_hosts = ["ansible://login"]
 
 RELEASE_A = "/opt/pharos-hpc/releases/release-a"
-
-
-def configuration_digest(host):
-    """One digest over every file under /etc/pharos-hpc and the release links, to see that nothing moved."""
-    return host.check_output("find /etc/pharos-hpc /opt/pharos-hpc -maxdepth 1 -printf '%%p %%l %%T@\\n' | sort "
-                             "| sha256sum && sha256sum /etc/pharos-hpc/*.* /etc/pharos-hpc/secrets/* | sha256sum")
 
 
 @pytest.fixture

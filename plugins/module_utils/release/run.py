@@ -247,10 +247,14 @@ class ReleaseRun:
         self.steps = plan(self.desired, self.host)
 
     def report(self):
-        """info: what the host holds, read only."""
+        """info: what the host holds, read only; with probes, the health of what runs, judged as an
+        activation judges it."""
         self.result.update(current=self.host["current"], previous=self.host["previous"],
                            installed=sorted(self.host["installed"]), active_record=self.host["active_record"],
                            unit_states=self.host["units"])
+        if self.params.get("probes"):
+            config = probe_config(self.params, self.site_env, self.read_token)
+            self.result["health"] = run_probes(config, self.systemd, self.units, sleep=self.sleep, clock=self.clock)
         return self.result
 
     def install(self):
