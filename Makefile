@@ -129,7 +129,8 @@ newest: venv-newest
 # The scenarios beside the others run one after another in the background, each writing to
 # tests/output/<scenario>.log, printed whole when they end; a failure of any stops them all
 # and removes their containers. With CHECKS_FIRST (make test), `make checks` runs first in the
-# foreground.
+# foreground. The foreground scenarios' output goes to tests/output/<scenario>.log as well, and
+# once every scenario passed, scripts/evidence-check reads those logs for the laboratory's secrets.
 molecule: setup
 	@mkdir -p tests/output; rm -f tests/output/beside.failed; start=$$SECONDS; \
 	setsid bash -c 'for scenario in $(BESIDE); do \
@@ -146,7 +147,7 @@ molecule: setup
 	fi; \
 	[ -n "$$failed" ] || for scenario in $(SCENARIOS); do \
 	  echo "== molecule scenario $$scenario"; started=$$SECONDS; \
-	  molecule test -s $$scenario || { failed="molecule scenario '$$scenario'"; break; }; \
+	  molecule test -s $$scenario 2>&1 | tee tests/output/$$scenario.log || { failed="molecule scenario '$$scenario'"; break; }; \
 	  echo "== molecule scenario $$scenario passed in $$((SECONDS - started)) s"; \
 	done; \
 	if [ -n "$$failed" ]; then \
@@ -160,7 +161,9 @@ molecule: setup
 	  echo "== molecule scenario $$scenario (its output)"; cat tests/output/$$scenario.log; \
 	done; \
 	[ $$beside_status -eq 0 ] || { echo "make test: molecule scenario '$$(cat tests/output/beside.failed)' failed"; exit 1; }; \
-	echo "== molecule scenarios $(BESIDE) passed; all scenarios in $$((SECONDS - start)) s"
+	echo "== molecule scenarios $(BESIDE) passed; all scenarios in $$((SECONDS - start)) s"; \
+	echo "== the scenarios' logs hold none of the laboratory's secrets"; \
+	scripts/evidence-check tests/output/*.log || { echo "make test: a scenario's log holds a secret"; exit 1; }
 
 clean:
 	rm -rf $(VENV) $(VENV_NEWEST) .cache tests/output
