@@ -6,6 +6,7 @@ connection pointed at a closed port: a run that reached a host would report it U
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -74,3 +75,15 @@ def assert_refused_before_any_host(result, named):
     assert result.returncode != 0
     assert named in output, output
     assert "UNREACHABLE" not in result.stdout
+
+
+def test_a_site_value_missing_from_the_inventory_is_named_with_the_fix(project, tmp_path):
+    """An inventory without one required integer: validate.yml names it, not Ansible's lookup."""
+    inventory = tmp_path / "inventory"
+    shutil.copytree(project / "inventories" / "lab", inventory)
+    site = inventory / "group_vars" / "all" / "site.yml"
+    site.write_text("".join(line for line in site.read_text().splitlines(keepends=True)
+                            if not line.startswith("icarus_hpc_member_uid_min:")))
+    result = run_site(project, tmp_path, str(inventory))
+    assert_refused_before_any_host(result, 'icarus_hpc_member_uid_min is "unset": it must be a positive integer')
+    assert "No variable named" not in result.stdout + result.stderr
