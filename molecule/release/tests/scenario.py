@@ -1,9 +1,13 @@
 """What the release scenario's tests share: its playbook runs, its files and its Waldur."""
 
+import hashlib
+import io
 import json
 import os
+import re
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 import httpx
@@ -100,3 +104,32 @@ def waldur(host, method, path, body=None, as_user="site-agent"):
         response = client.request(method, "https://%s:%d/api/%s" % (address, WALDUR_PORT, path), json=body)
     response.raise_for_status()
     return response.json() if response.content else None
+
+
+def rebuilt_release_b(destination, release_id="release-b", python_version=None):
+    """release-b as a builder would have made it under another release id or for another
+    Python: its manifest says so, its SHA256SUMS match, and the scenario's signer signs it."""
+    with tarfile.open(RELEASES / "release-b.tar.gz") as original:
+        members = [(member, original.extractfile(member).read() if member.isfile() else None)
+                   for member in original.getmembers()]
+    manifest_text = next(data for member, data in members if member.name.endswith("/manifest.yml"))
+    changed = manifest_text.replace(b"release_id: release-b", b"release_id: " + release_id.encode())
+    if python_version:
+        changed = re.sub(rb"(?m)^python_version: .*$", b"python_version: '%s'" % python_version.encode(), changed)
+    assert changed != manifest_text
+    digest = hashlib.sha256(changed).hexdigest().encode()
+    with tarfile.open(destination, "w:gz") as copy:
+        for member, data in members:
+            if member.name.endswith("/manifest.yml"):
+                data = changed
+            elif member.name.endswith("/SHA256SUMS"):
+                data = re.sub(rb"(?m)^[0-9a-f]{64}(  manifest\.yml)$", digest + rb"\1", data)
+            member.name = re.sub(r"^(\./)?release-b(/|$)", r"\g<1>%s\2" % release_id, member.name)
+            if data is not None:
+                member.size = len(data)
+            copy.addfile(member, io.BytesIO(data) if data is not None else None)
+    signed = subprocess.run([sys.executable, str(PROJECT / "scripts" / "pharos-release-sign"), "--key",
+                             str(RELEASES / "signer.pem"), "--release-id", release_id, str(destination)],
+                            capture_output=True, text=True, check=False)
+    assert signed.returncode == 0, signed.stderr
+    return destination

@@ -5,7 +5,6 @@ test_release_changes.py (file order), while release-b was never installed."""
 
 import hashlib
 import io
-import re
 import shutil
 import subprocess
 import sys
@@ -13,7 +12,8 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from scenario import RELEASES, changed_count, configuration_digest, current, release, run_playbook, site_env_with
+from scenario import (RELEASES, changed_count, configuration_digest, current, rebuilt_release_b, release, run_playbook,
+                      site_env_with)
 
 PROJECT = Path(__file__).resolve().parents[3]
 
@@ -106,39 +106,11 @@ def tampered_copy(destination):
     return destination
 
 
-def built_for_python(destination, version):
-    """release-b as if built for another Python: its manifest says so, its SHA256SUMS match, and the
-    signer signs it. A sound release, for another host."""
-    with tarfile.open(RELEASES / "release-b.tar.gz") as original:
-        members = [(member, original.extractfile(member).read() if member.isfile() else None)
-                   for member in original.getmembers()]
-    manifest = next(member.name for member, _data in members if member.name.endswith("/manifest.yml"))
-    root = manifest[:-len("manifest.yml")]
-    contents = dict((member.name, data) for member, data in members)
-    contents[manifest] = re.sub(rb"(?m)^python_version: .*$", b"python_version: '%s'" % version.encode(),
-                                contents[manifest])
-    assert contents[manifest] != dict((member.name, data) for member, data in members)[manifest]
-    digest = hashlib.sha256(contents[manifest]).hexdigest().encode()
-    contents[root + "SHA256SUMS"] = re.sub(rb"(?m)^[0-9a-f]{64}(  manifest\.yml)$", digest + rb"\1",
-                                           contents[root + "SHA256SUMS"])
-    with tarfile.open(destination, "w:gz") as copy:
-        for member, _data in members:
-            data = contents[member.name]
-            if data is not None:
-                member.size = len(data)
-            copy.addfile(member, io.BytesIO(data) if data is not None else None)
-    signed = subprocess.run([sys.executable, str(PROJECT / "scripts" / "pharos-release-sign"),
-                             "--key", str(RELEASES / "signer.pem"), "--release-id", "release-b", str(destination)],
-                            capture_output=True, text=True, check=False)
-    assert signed.returncode == 0, signed.stderr
-    return destination
-
-
 @pytest.mark.parametrize("playbook", ["check.yml", "release.yml"])
 def test_a_release_built_for_another_python_is_refused_before_any_change(host, tmp_path, playbook, unchanged):
     host_python = host.check_output("python3 -c 'import sys; print(\"%d.%d\" % sys.version_info[:2])'")
     other = "3.11" if host_python != "3.11" else "3.12"
-    archive = built_for_python(tmp_path / "release-b.tar.gz", other)
+    archive = rebuilt_release_b(tmp_path / "release-b.tar.gz", python_version=other)
     rc, output = run_playbook(playbook, succeed=False, extra_vars={"pharos_release_archive": str(archive)})
     assert rc != 0
     assert ("Release release-b is built for Python %s, and python3 on this host is Python %s" % (other, host_python)
