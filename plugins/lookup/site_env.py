@@ -80,6 +80,9 @@ class LookupModule(LookupBase):
             mode = manifest["dependency_mode"] if mode is None else mode
         results = []
         for term in terms:
+            if not term:
+                raise AnsibleLookupError("pharos.hpc.site_env: no site.env is named. Fix: set pharos_site_env_file in "
+                                         "the inventory to the path of the Site's site.env on the controller.")
             # Like the file lookup: a role's files/ first, then the path as given.
             path = self.find_file_in_search_path(variables, "files", term, ignore_missing=True) or term
             try:

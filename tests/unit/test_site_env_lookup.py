@@ -21,6 +21,7 @@ TASKS = {
     "good": "lookup('pharos.hpc.site_env', '%s', components=['site-agent', 'ssh-access'])" % EXAMPLE,
     "manifest": "lookup('pharos.hpc.site_env', '%s', manifest=manifest)" % EXAMPLE,
     "missing": "lookup('pharos.hpc.site_env', 'absent/site.env')",
+    "unnamed": "lookup('pharos.hpc.site_env', pharos_site_env_file | default(''))",
 }
 
 
@@ -60,3 +61,9 @@ def test_the_manifest_supplies_the_components_and_the_dependency_mode_and_every_
 def test_a_missing_file_is_named(results):
     assert results["missing"]["failed"] is True
     assert "cannot read absent/site.env: No such file or directory" in results["missing"]["msg"]
+
+
+def test_an_unset_site_env_file_names_the_variable_to_set(results):
+    assert results["unnamed"]["failed"] is True
+    assert "no site.env is named. Fix: set pharos_site_env_file" in results["unnamed"]["msg"]
+    assert "directory" not in results["unnamed"]["msg"]
