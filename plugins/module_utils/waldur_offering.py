@@ -350,12 +350,12 @@ def check_contract(offering, me, node_component):
     current = {component.get("type"): component for component in offering.get("components") or []}.get(expected["type"])
     if current is None:
         failure = ("offering %s has no %s component: the Site agent would have nowhere to report node-hours. Fix: run "
-                   "pharos.hpc.waldur_offering (converge) to add it." % (label, expected["type"]))
+                   "playbooks/offering.yml (pharos.hpc.waldur_offering, converge) to add it." % (label, expected["type"]))
     else:
         differences = component_differences(expected, current)
         failure = None if not differences else (
-            "the %s component of offering %s differs from the Site's: %s. Fix: run pharos.hpc.waldur_offering "
-            "(converge) to set it." % (expected["type"], label,
+            "the %s component of offering %s differs from the Site's: %s. Fix: run playbooks/offering.yml "
+            "(pharos.hpc.waldur_offering, converge) to set it." % (expected["type"], label,
                                        "; ".join("%s is %r, expected %r" % difference for difference in differences)))
     results.append(_clause("node_component", failure))
     return results
