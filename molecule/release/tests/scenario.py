@@ -106,24 +106,44 @@ def waldur(host, method, path, body=None, as_user="site-agent"):
     return response.json() if response.content else None
 
 
-def rebuilt_release_b(destination, release_id="release-b", python_version=None):
-    """release-b as a builder would have made it under another release id or for another
-    Python: its manifest says so, its SHA256SUMS match, and the scenario's signer signs it."""
+# The wheels the release builder makes itself (from a project or a source archive): in index
+# mode they stay in the archive's wheelhouse, and every other wheel comes from the index.
+BUILT_HERE = ("pharos_ssh_access_standin-", "docopt-", "pyyaml-")
+
+
+def release_b_wheels():
+    """{file name: bytes} of every wheel in release-b's wheelhouse."""
+    with tarfile.open(RELEASES / "release-b.tar.gz") as archive:
+        return {Path(member.name).name: archive.extractfile(member).read() for member in archive.getmembers()
+                if member.isfile() and member.name.endswith(".whl")}
+
+
+def rebuilt_release_b(destination, release_id="release-b", python_version=None, index_mode=False):
+    """release-b as a builder would have made it under another release id, for another Python,
+    or in index mode (its wheelhouse holding only the wheels built here): its manifest says so,
+    its SHA256SUMS match its files, and the scenario's signer signs it."""
     with tarfile.open(RELEASES / "release-b.tar.gz") as original:
         members = [(member, original.extractfile(member).read() if member.isfile() else None)
                    for member in original.getmembers()]
+    if index_mode:
+        members = [(member, data) for member, data in members if not member.name.endswith(".whl")
+                   or Path(member.name).name.lower().startswith(BUILT_HERE)]
     manifest_text = next(data for member, data in members if member.name.endswith("/manifest.yml"))
     changed = manifest_text.replace(b"release_id: release-b", b"release_id: " + release_id.encode())
     if python_version:
         changed = re.sub(rb"(?m)^python_version: .*$", b"python_version: '%s'" % python_version.encode(), changed)
+    if index_mode:
+        changed = changed.replace(b"dependency_mode: wheelhouse", b"dependency_mode: index")
     assert changed != manifest_text
-    digest = hashlib.sha256(changed).hexdigest().encode()
+    files = {member.name.split("/", 1)[1]: (changed if member.name.endswith("/manifest.yml") else data)
+             for member, data in members if data is not None and not member.name.endswith("/SHA256SUMS")}
+    sums = "".join("%s  %s\n" % (hashlib.sha256(data).hexdigest(), path) for path, data in sorted(files.items()))
     with tarfile.open(destination, "w:gz") as copy:
         for member, data in members:
             if member.name.endswith("/manifest.yml"):
                 data = changed
             elif member.name.endswith("/SHA256SUMS"):
-                data = re.sub(rb"(?m)^[0-9a-f]{64}(  manifest\.yml)$", digest + rb"\1", data)
+                data = sums.encode()
             member.name = re.sub(r"^(\./)?release-b(/|$)", r"\g<1>%s\2" % release_id, member.name)
             if data is not None:
                 member.size = len(data)
