@@ -352,11 +352,11 @@ def check_contract(offering, me, node_component):
         failure = ("offering %s has no %s component: the Site agent would have nowhere to report node-hours. Fix: run "
                    "playbooks/offering.yml (pharos.hpc.waldur_offering, converge) to add it." % (label, expected["type"]))
     else:
-        differences = component_differences(expected, current)
+        differences = "; ".join("%s is %r, expected %r" % difference
+                                for difference in component_differences(expected, current))
         failure = None if not differences else (
             "the %s component of offering %s differs from the Site's: %s. Fix: run playbooks/offering.yml "
-            "(pharos.hpc.waldur_offering, converge) to set it." % (expected["type"], label,
-                                       "; ".join("%s is %r, expected %r" % difference for difference in differences)))
+            "(pharos.hpc.waldur_offering, converge) to set it." % (expected["type"], label, differences))
     results.append(_clause("node_component", failure))
     return results
 
