@@ -145,6 +145,8 @@ def rebuilt_release_b(destination, release_id="release-b", python_version=None, 
             elif member.name.endswith("/SHA256SUMS"):
                 data = sums.encode()
             member.name = re.sub(r"^(\./)?release-b(/|$)", r"\g<1>%s\2" % release_id, member.name)
+            # A long name was read from a PAX header, which would be written again over the new one.
+            member.pax_headers.pop("path", None)
             if data is not None:
                 member.size = len(data)
             copy.addfile(member, io.BytesIO(data) if data is not None else None)
