@@ -223,8 +223,7 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.pharos.hpc.plugins.module_utils.release.contents import YAML_IMPORT_ERROR
 from ansible_collections.pharos.hpc.plugins.module_utils.release.systemd import Systemctl
-from ansible_collections.pharos.hpc.plugins.module_utils.release.run import PROBES, RunError, run
-from ansible_collections.pharos.hpc.plugins.module_utils.waldur import WaldurError, read_token
+from ansible_collections.pharos.hpc.plugins.module_utils.release.run import PROBES, RunError, run, token_reader
 
 
 def argument_spec():
@@ -262,17 +261,9 @@ def main():
     def command(argv):
         return module.run_command(argv, environ_update={"PIP_NO_INPUT": "1"})
 
-    def token(path):
-        try:
-            value = read_token(None, path)
-        except WaldurError as error:
-            raise RunError(str(error)) from None
-        module.no_log_values.add(value)
-        return value
-
     systemd = Systemctl(command, module.get_bin_path("systemctl") or "systemctl")
     try:
-        result = run(module.params, systemd, command, module.check_mode, token)
+        result = run(module.params, systemd, command, module.check_mode, token_reader(module.no_log_values))
     except RunError as error:
         module.fail_json(msg=str(error), **error.result)
     module.exit_json(**result)

@@ -106,8 +106,7 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.pharos.hpc.plugins.module_utils.release.contents import YAML_IMPORT_ERROR
 from ansible_collections.pharos.hpc.plugins.module_utils.release.systemd import Systemctl
-from ansible_collections.pharos.hpc.plugins.module_utils.release.run import RunError, run
-from ansible_collections.pharos.hpc.plugins.module_utils.waldur import WaldurError, read_token
+from ansible_collections.pharos.hpc.plugins.module_utils.release.run import PROBES, RunError, run, token_reader
 
 REPORTED = ("current", "previous", "installed", "active_record", "unit_states", "units")
 
@@ -115,7 +114,7 @@ REPORTED = ("current", "previous", "installed", "active_record", "unit_states", 
 def main():
     module = AnsibleModule(argument_spec=dict(
         root=dict(type="path", default="/"), site_env=dict(type="path"),
-        probes=dict(type="list", elements="str", choices=["units", "offering", "site_api"], default=[]),
+        probes=dict(type="list", elements="str", choices=list(PROBES), default=[]),
         probe_timeout=dict(type="float", default=10.0)), supports_check_mode=True)
     if YAML_IMPORT_ERROR is not None:
         module.fail_json(msg=missing_required_lib("PyYAML (Debian: python3-yaml)"), exception=YAML_IMPORT_ERROR)
@@ -123,17 +122,9 @@ def main():
                   release_id=None, components=None, instances=None, probes=module.params["probes"],
                   health_timeout=module.params["probe_timeout"], health_settle=0.0)
 
-    def token(path):
-        try:
-            value = read_token(None, path)
-        except WaldurError as error:
-            raise RunError(str(error)) from None
-        module.no_log_values.add(value)
-        return value
-
     systemd = Systemctl(module.run_command, module.get_bin_path("systemctl") or "systemctl")
     try:
-        result = run(params, systemd, module.run_command, True, read_token=token)
+        result = run(params, systemd, module.run_command, True, read_token=token_reader(module.no_log_values))
     except RunError as error:
         module.fail_json(msg=str(error))
     reported = dict((key, result.get(key)) for key in REPORTED)

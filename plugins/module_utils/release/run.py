@@ -25,6 +25,7 @@ from ansible_collections.pharos.hpc.plugins.module_utils.release.stage import (
     StageError, inspect_archive, installed_manifest, release_units, stage, unit_digests)
 from ansible_collections.pharos.hpc.plugins.module_utils.release.systemd import SystemdError
 from ansible_collections.pharos.hpc.plugins.module_utils.site_env import SiteEnvError
+from ansible_collections.pharos.hpc.plugins.module_utils.waldur import WaldurError, read_token
 
 SITE_AGENT_TEMPLATE = "waldur-site-agent@.service"
 PROBES = ("units", "offering", "site_api")
@@ -81,6 +82,19 @@ def _health_config(params, site_env):
         "site_api_url": params.get("site_api_url") or site_env.get("CENTRAL_SITE_API_URL"),
         "site_api_ca_file": params.get("site_api_ca_file") or under_root("/etc/pharos-hpc/site-api-ca.crt"),
     }
+
+
+def token_reader(hidden):
+    """The probes' token reader for a module: the token from its file's first line, added to
+    hidden (the module's no_log_values); a RunError naming the file when it cannot be read."""
+    def read(path):
+        try:
+            value = read_token(None, path)
+        except WaldurError as error:
+            raise RunError(str(error)) from None
+        hidden.add(value)
+        return value
+    return read
 
 
 def probe_config(params, site_env, read_token):
