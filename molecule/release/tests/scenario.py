@@ -62,6 +62,13 @@ def task_results(report, task_name):
     return [task["hosts"] for play in report["plays"] for task in play["tasks"] if task["task"]["name"] == task_name]
 
 
+def activation(report):
+    """The login node's result of the release's activation task in an ansible.posix.json report."""
+    [hosts] = task_results(report, "pharos.hpc.release : Install and activate the release")
+    [result] = hosts.values()
+    return result
+
+
 def changed_count(output):
     """The changed= figure of the single host in a PLAY RECAP."""
     recap = output[output.rindex("PLAY RECAP"):]

@@ -2,20 +2,13 @@
 second activation that changes nothing, rollbacks, and an activation that fails its health and
 restores the release before it (docs/release.md, "States" and "Rollback on failure")."""
 
-from scenario import ALL_UNITS, OFFERING_UUID, RELEASES, changed_count, current, release, run_playbook, task_results, waldur
+from scenario import ALL_UNITS, OFFERING_UUID, RELEASES, activation, changed_count, current, release, run_playbook, waldur
 
 testinfra_hosts = ["ansible://login"]
 
-ACTIVATE = "pharos.hpc.release : Install and activate the release"
 RELEASE_A = "/opt/pharos-hpc/releases/release-a"
 RELEASE_B = "/opt/pharos-hpc/releases/release-b"
 WITH_RELEASE_B = {"pharos_release_archive": str(RELEASES / "release-b.tar.gz")}
-
-
-def activation(report):
-    [hosts] = task_results(report, ACTIVATE)
-    [result] = hosts.values()
-    return result
 
 
 def test_check_diff_predicts_the_change_of_release_exactly_and_changes_nothing(host):

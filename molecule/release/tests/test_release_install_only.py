@@ -3,12 +3,10 @@ running release, its units and the host's configuration stay as they were. A lat
 with the same archive activates it without installing it again. Runs after
 test_release_changes.py (file order), with release-a active, and leaves release-a active."""
 
-from scenario import (ALL_UNITS, changed_count, current, rebuilt_release_b, run_playbook,
-                      task_results)
+from scenario import ALL_UNITS, activation, changed_count, current, rebuilt_release_b, run_playbook
 
 testinfra_hosts = ["ansible://login"]
 
-ACTIVATE = "pharos.hpc.release : Install and activate the release"
 RELEASE_C = "/opt/pharos-hpc/releases/release-c"
 
 
@@ -18,12 +16,6 @@ def etc_digest(host):
 
 def started(host):
     return {unit: host.check_output("systemctl show -p ActiveEnterTimestamp --value %s" % unit) for unit in ALL_UNITS}
-
-
-def activation(report):
-    [hosts] = task_results(report, ACTIVATE)
-    [result] = hosts.values()
-    return result
 
 
 def test_a_release_is_installed_without_activation_and_activated_later_without_a_second_install(host, tmp_path):
