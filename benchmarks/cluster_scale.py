@@ -29,6 +29,7 @@ kernel's default, 128, holds about 20 containers with systemd).
 """
 
 import argparse
+import json
 import os
 import re
 import resource
@@ -59,6 +60,7 @@ LOGIN_COMMAND = ["/bin/sh", "-c", "mount --make-rshared /run && exec /lib/system
 INOTIFY_INSTANCES_PER_NODE = 8
 INOTIFY_LIMIT = Path("/proc/sys/fs/inotify/max_user_instances")
 STEPS_EXPECTED_UNCHANGED = ("idempotent re-run", "check --diff", "+1 node re-run")
+PROFILED_STEPS = ("idempotent re-run", "check --diff")
 UNITS_IN_MIB = {"B": 1 / 2 ** 20, "KiB": 1 / 1024, "MiB": 1, "GiB": 1024, "kB": 1e3 / 2 ** 20, "MB": 1e6 / 2 ** 20,
                 "GB": 1e9 / 2 ** 20}
 
@@ -153,14 +155,18 @@ def changed_per_host(output):
 
 
 def run_site(log, inventories, forks, issuer_key, *options):
-    """site.yml as molecule runs it; its wall time and the changed count of each host in its PLAY RECAP."""
+    """site.yml as molecule runs it; its wall time and the changed count of each host in its PLAY RECAP.
+
+    Each task result is recorded beside the log (benchmarks/callback_plugins/task_profile.py)."""
     command = [str(ANSIBLE_PLAYBOOK), "--diff", "--forks", str(forks),
                "-e", "slurm_member_token_issuer=" + ISSUER, "-e", "slurm_member_token_public_keys_file=%s" % issuer_key]
     for inventory in inventories:
         command += ["-i", str(inventory)]
     command += [*options, str(PROJECT / "playbooks" / "site.yml")]
     environment = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(PROJECT / "collections"), ANSIBLE_PIPELINING="true",
-                       ANSIBLE_NOCOLOR="true", ANSIBLE_FORCE_COLOR="false")
+                       ANSIBLE_NOCOLOR="true", ANSIBLE_FORCE_COLOR="false",
+                       ANSIBLE_CALLBACK_PLUGINS=str(PROJECT / "benchmarks" / "callback_plugins"),
+                       ANSIBLE_CALLBACKS_ENABLED="task_profile", PHAROS_TASK_PROFILE=str(log.with_suffix(".jsonl")))
     started, cpu_before = time.monotonic(), children_cpu_seconds()
     completed = subprocess.run(command, cwd=PROJECT, env=environment, capture_output=True, text=True, check=False)
     elapsed, controller_cpu = time.monotonic() - started, children_cpu_seconds() - cpu_before
@@ -222,7 +228,8 @@ def measure(size, prefix, work, issuer_key, base_seconds):
         containers_cpu = sum(containers_after[name] - containers_before[name]
                              for name in containers_after.keys() & containers_before.keys())
         steps.append({"name": name, "seconds": elapsed, "hosts": hosts, "changed": changed,
-                      "controller_cpu": controller_cpu, "containers_cpu": containers_cpu})
+                      "controller_cpu": controller_cpu, "containers_cpu": containers_cpu,
+                      "profile": read_profile(log.with_suffix(".jsonl"), names)})
         base_seconds.setdefault(name, elapsed)
         print_step(size, steps[-1], base_seconds[name])
         print("%d nodes: %s %.0f s, changed %d" % (size, name, elapsed, sum(changed.values())), file=sys.stderr,
@@ -239,7 +246,8 @@ def measure(size, prefix, work, issuer_key, base_seconds):
     step("+1 node --limit", 1, [inventory, joining], "--limit", names["joining"])
     step("+1 node re-run", 1, [inventory, joining], "--limit", names["joining"])
     step("check --diff", site_hosts, [inventory], "--check")
-    return steps, {"login": memory.pop(names["login"]), "compute": list(memory.values())}
+    profile = {step["name"]: step["profile"] for step in steps if step["name"] in PROFILED_STEPS}
+    return steps, {"login": memory.pop(names["login"]), "compute": list(memory.values())}, profile
 
 
 def print_step(size, step, base_seconds):
@@ -247,6 +255,56 @@ def print_step(size, step, base_seconds):
     print("| %d | %s | %.1f | %.2f | %.2fx | %.0f + %.0f | %.1f | %d |" % (
         size, step["name"], step["seconds"], step["seconds"] / step["hosts"], step["seconds"] / base_seconds,
         step["controller_cpu"], step["containers_cpu"], cpu / step["hosts"], sum(step["changed"].values())), flush=True)
+
+
+def host_kind(host, names):
+    if host == names["login"]:
+        return "login"
+    if host == names["staging"]:
+        return "staging"
+    return "joining" if host == names["joining"] else "compute"
+
+
+def read_profile(results, names):
+    """Per (kind of host, role): tasks that ran (skipped ones left out), module runs on the host,
+    and the tasks' seconds, each per host of that kind."""
+    hosts_of_kind, totals = {}, {}
+    for line in results.read_text().splitlines():
+        result = json.loads(line)
+        kind = host_kind(result["host"], names)
+        hosts_of_kind.setdefault(kind, set()).add(result["host"])
+        if result["status"] == "skipped":
+            continue
+        row = totals.setdefault((kind, result["role"].removeprefix("pharos.hpc.") or "(playbook)"), [0, 0, 0.0])
+        row[0] += 1
+        row[1] += result["module_runs"]
+        row[2] += result["seconds"] or 0
+    return {key: [value / len(hosts_of_kind[key[0]]) for value in row] for key, row in totals.items()}
+
+
+def print_profiles(profiles):
+    """Where a run's time goes, per kind of host and role, for each size side by side."""
+    sizes = sorted(profiles)
+    print("\nWhere the time goes, per host of each kind: tasks run / module runs on the host / seconds of "
+          "those tasks (tasks of hosts in parallel overlap, so a kind's seconds are its own critical path):\n")
+    for step in PROFILED_STEPS:
+        rows = sorted({key for size in sizes for key in profiles[size].get(step, {})})
+        print("%s:\n" % step)
+        print("| host | role | " + " | ".join("%d nodes" % size for size in sizes) + " |")
+        print("|---|---|" + "---|" * len(sizes))
+        for kind in ("login", "staging", "compute"):
+            kind_rows = [row for row in rows if row[0] == kind]
+            for key in [*kind_rows, (kind, "all")]:
+                cells = []
+                for size in sizes:
+                    profile = profiles[size].get(step, {})
+                    if key[1] == "all":
+                        figures = [sum(profile[row][i] for row in kind_rows if row in profile) for i in range(3)]
+                    else:
+                        figures = profile.get(key)
+                    cells.append("%.0f / %.0f / %.1f s" % tuple(figures) if figures else "")
+                print("| %s | %s | %s |" % (kind, "**all**" if key[1] == "all" else key[1], " | ".join(cells)))
+        print()
 
 
 def print_memory(memory):
@@ -287,17 +345,18 @@ def main():
     print("| nodes | step | seconds | seconds per host | ratio to %d nodes | CPU s, controller + containers "
           "| CPU s per host | changed |" % sizes[0])
     print("|---|---|---|---|---|---|---|---|")
-    base_seconds, memory, joins = {}, {}, {}
+    base_seconds, memory, joins, profiles = {}, {}, {}, {}
     try:
         for size in sizes:
             # A previous size's containers, or those a run with --keep left.
             tear_down(prefix, prefix)
-            steps, memory[size] = measure(size, prefix, work, issuer_key, base_seconds)
+            steps, memory[size], profiles[size] = measure(size, prefix, work, issuer_key, base_seconds)
             joins[size] = [(step["name"], step["changed"]) for step in steps if step["name"].startswith("+1")]
     finally:
         if not arguments.keep:
             tear_down(prefix, prefix)
         if memory:
+            print_profiles(profiles)
             print_memory(memory)
             print_joins(joins)
 

@@ -5,7 +5,8 @@ next run. The munge key never splits the cluster.
 The killed runs form a chain in site.yml's order: each new secret or file goes in, the run is
 killed (SIGKILL, nothing runs after) right after the task that changed it, and the test shows
 the daemon still runs what it read before. The last run is not killed: it must end green with
-every daemon on the new secrets, and the Site working, and the run after it changes nothing.
+every daemon on the new secrets, and the Site working; the run after it changes only what was
+changed by hand since, exactly as check mode predicted.
 Runs after test_partition_change.py and leaves the rotated secrets in place; no later test
 converges.
 """
@@ -125,10 +126,71 @@ def test_the_next_run_restarts_every_daemon_left_behind_and_ends_green(host, rot
     assert f"MaxTime=00:{minutes:02d}:00" in host.run("scontrol -o show partition staging").stdout
 
 
-def test_the_run_after_the_rotation_changes_nothing(rotated):
-    again = run_playbook("converge.yml", extra_vars=rotated)
-    changed = dict(re.findall(r"^(\S+)\s+: ok=\d+\s+changed=(\d+)", again, re.MULTILINE))
-    assert changed and set(changed.values()) == {"0"}, again[-3000:]
+# Six changes made by hand on a converged Site, each on the node that holds it, and the tasks
+# that put each back, with the handlers they notify, as (host, task).
+DRIFTS = [
+    ("pharos-cluster-login", "SSSD's cache lifetime",
+     "sed -i 's/^memcache_timeout = .*/memcache_timeout = 7/' /etc/sssd/sssd.conf"),
+    ("pharos-cluster-compute", "the scratch root's mode", "chmod 1777 {scratch_root}"),
+    ("pharos-cluster-staging", "the job-side check", "rm /usr/local/bin/pharos-scratch-attempt"),
+    ("pharos-cluster-login", "a priority value in slurm.conf",
+     "sed -i 's/^PriorityCalcPeriod=1$/PriorityCalcPeriod=5/' /etc/slurm/slurm.conf"),
+    ("pharos-cluster-login", "MaxSubmitJobs on pharos_default",
+     "sacctmgr -i modify account where name=pharos_default set MaxSubmitJobs=5"),
+    ("pharos-cluster-login", "one olcAccess rule",
+     "ldapmodify -Q -Y EXTERNAL -H ldapi:/// <<'LDIF'\ndn: olcDatabase={{1}}mdb,cn=config\nchangetype: modify\n"
+     "delete: olcAccess\nolcAccess: {{0}}\nLDIF"),
+]
+REPAIRS = {
+    ("pharos-cluster-login", "Configure SSSD to read members and keys from the directory"),
+    ("pharos-cluster-login", "Restart sssd"),
+    ("pharos-cluster-compute", "Keep the scratch root, root's with mode 1770, for the group pharos-users"),
+    ("pharos-cluster-staging", "Install the job-side check of the member root"),
+    ("pharos-cluster-login", "Write Slurm's configuration file /etc/slurm/slurm.conf"),
+    ("pharos-cluster-login", "Reconfigure Slurm"),
+    ("pharos-cluster-login", "Keep the association tree"),
+    ("pharos-cluster-login", "Set the database's whole ordered access list"),
+}
+
+
+def site_state(scratch_root):
+    """What the drifts touch, read on each node."""
+    login, compute, staging = (node(name) for name in NODES)
+    return {
+        "sssd.conf": sha256_of(login, "/etc/sssd/sssd.conf"),
+        "slurm.conf": sha256_of(login, "/etc/slurm/slurm.conf"),
+        "scratch root": compute.check_output(f"stat -c %a {scratch_root}"),
+        "job-side check": staging.run("sha256sum /usr/local/bin/pharos-scratch-attempt").stdout,
+        "pharos_default": login.check_output("sacctmgr -nP show assoc where account=pharos_default format=user,maxsubmit"),
+        "olcAccess": login.check_output("ldapsearch -Q -LLL -o ldif-wrap=no -Y EXTERNAL -H ldapi:/// "
+                                        "-b 'olcDatabase={1}mdb,cn=config' -s base olcAccess"),
+    }
+
+
+def changed_tasks(result):
+    """Every (host, task) the run reports changed, handlers included, once for each time it is reported."""
+    return [(host, task["task"]["name"]) for play in result["plays"] for task in play["tasks"]
+            for host, outcome in task["hosts"].items() if outcome.get("changed")]
+
+
+def test_the_run_after_the_rotation_repairs_six_drifts_exactly_as_check_mode_predicted_them(host, rotated):
+    """The run after the rotation changes only what was changed by hand since; check mode predicts
+    each of those changes once, handlers included, and changes nothing itself."""
+    scratch_root = host.ansible.get_variables()["icarus_hpc_scratch_root"]
+    converged = site_state(scratch_root)
+    for name, drift, command in DRIFTS:
+        made = node(name).run(command.format(scratch_root=scratch_root))
+        assert made.rc == 0, (drift, made.stderr)
+    drifted = site_state(scratch_root)
+    assert all(drifted[part] != converged[part] for part in converged), (converged, drifted)
+
+    predicted = changed_tasks(run_playbook("converge.yml", "--check", "--diff", extra_vars=rotated, as_json=True))
+    assert site_state(scratch_root) == drifted
+    assert len(predicted) == len(set(predicted)), sorted(predicted)
+
+    applied = changed_tasks(run_playbook("converge.yml", "--diff", extra_vars=rotated, as_json=True))
+    assert set(applied) == set(predicted) == REPAIRS, (sorted(applied), sorted(predicted))
+    assert site_state(scratch_root) == converged
 
 
 def test_every_node_holds_the_new_munge_key_and_trusts_the_others(host, rotated):
