@@ -24,22 +24,35 @@ class ActionModule(ActionBase):
         result = super().run(tmp, task_vars)
         _validation, options = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
 
+        # Also where the step is pending: a dry run that predicts a step its real run could not
+        # make, for want of a collection on this controller, would pass and mislead.
+        found = self._find_module(options["module"]) if options["module"] else None
         if self._task.check_mode and options["pending"]:
             result.update(changed=True, predicted=True, msg=options["prediction"], _ansible_verbose_always=True)
             return result
-        if not options["module"]:
+        if found is None:
             result.update(skipped=True, msg="Nothing to predict: the step this stands for runs as a task of its own.")
             return result
-        result.update(self._run_step(options["module"], options["args"], task_vars))
+        result.update(self._run_step(found, options["args"], task_vars))
         return result
 
-    def _run_step(self, module, args, task_vars):
+    def _find_module(self, module):
+        found = self._shared_loader_obj.module_loader.find_plugin_with_context(
+            module, collection_list=self._task.collections)
+        if not found.resolved:
+            collection = ".".join(module.split(".")[:2]) if module.count(".") >= 2 else None
+            install = (f" If it is right, install the collection {collection} on this controller "
+                       f"(ansible-galaxy collection install {collection}, or the ansible package, which holds it)."
+                       if collection else "")
+            raise AnsibleActionFail(f"pharos.hpc.predicted: no module named {module!r} is installed on this controller, "
+                                    f"so a real run could not make this step. Give the step's module by its full name, "
+                                    f"like ansible.builtin.copy.{install}")
+        return found
+
+    def _run_step(self, found, args, task_vars):
         """Run the step as its own task would: through its action plugin if it has one."""
         collections = self._task.collections
-        found = self._shared_loader_obj.module_loader.find_plugin_with_context(module, collection_list=collections)
-        if not found.resolved:
-            raise AnsibleActionFail(f"pharos.hpc.predicted: no module named {module!r}; give the step's module by its full name, like ansible.builtin.copy.")
-
+        module = found.resolved_fqcn
         step = self._task.copy()
         step.action = found.resolved_fqcn
         step.args = args

@@ -28,6 +28,7 @@ def tasks(directory):
         step("module ready", False, "ansible.builtin.stat", {"path": str(directory)}),
         step("prediction alone", True),
         step("no such module", False, "pharos.hpc.no_such_module"),
+        step("pending, from a collection not installed", True, "community.absent.mysql_db", {"name": "slurm_acct_db"}),
         {"name": "no pending", "pharos.hpc.predicted": {"prediction": "x"}, "ignore_errors": True},
     ]
 
@@ -88,3 +89,12 @@ def test_an_unknown_module_and_a_missing_option_are_named(runs):
     assert "no module named 'pharos.hpc.no_such_module'" in unknown["msg"]
     missing = runs["real"]["no pending"]
     assert missing["failed"] is True and "pending" in missing["msg"]
+
+
+def test_check_mode_refuses_a_pending_step_whose_module_is_not_installed(runs):
+    """A dry run must not predict a step its real run cannot make: both name the missing collection."""
+    for run in ("check", "real"):
+        refused = runs[run]["pending, from a collection not installed"]
+        assert refused["failed"] is True and "predicted" not in refused, refused
+        assert "no module named 'community.absent.mysql_db' is installed on this controller" in refused["msg"]
+        assert "ansible-galaxy collection install community.absent" in refused["msg"]

@@ -175,7 +175,7 @@ def changed_tasks(result):
 
 def test_the_run_after_the_rotation_repairs_six_drifts_exactly_as_check_mode_predicted_them(host, rotated):
     """The run after the rotation changes only what was changed by hand since; check mode predicts
-    each of those changes once, handlers included, and changes nothing itself."""
+    each of those changes once, handlers included, and changes nothing itself, apt's lists included."""
     scratch_root = host.ansible.get_variables()["icarus_hpc_scratch_root"]
     converged = site_state(scratch_root)
     for name, drift, command in DRIFTS:
@@ -184,8 +184,14 @@ def test_the_run_after_the_rotation_repairs_six_drifts_exactly_as_check_mode_pre
     drifted = site_state(scratch_root)
     assert all(drifted[part] != converged[part] for part in converged), (converged, drifted)
 
+    # Lists older than an hour, which a real run refreshes: check mode leaves them as they are.
+    compute = node("pharos-cluster-compute")
+    assert compute.run("touch -d '2 hours ago' /var/lib/apt/lists").rc == 0
+    lists_aged = compute.check_output("stat -c %Y /var/lib/apt/lists")
+
     predicted = changed_tasks(run_playbook("converge.yml", "--check", "--diff", extra_vars=rotated, as_json=True))
     assert site_state(scratch_root) == drifted
+    assert compute.check_output("stat -c %Y /var/lib/apt/lists") == lists_aged, "check mode refreshed apt's lists"
     assert len(predicted) == len(set(predicted)), sorted(predicted)
 
     applied = changed_tasks(run_playbook("converge.yml", "--diff", extra_vars=rotated, as_json=True))
