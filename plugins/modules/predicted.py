@@ -22,7 +22,7 @@ description:
     or when O(pending) is false, it is then skipped.
   - The step's arguments are templated with the task, before the action decides, so they must be defined
     even where the step is pending.
-  - The step's module must be installed on the controller, also where the step is pending: a dry run
+  - The step's module must be installed on the controller, also where the step is pending. A dry run
     fails, naming the module and its collection, where the real run would fail for want of them.
   - Module defaults (C(module_defaults)) of the play do not reach the step.
 author: Pharos HPC engineering (@pharos-ai-factory)

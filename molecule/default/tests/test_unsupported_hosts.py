@@ -63,7 +63,8 @@ def run_site(tmp_path, name):
 
 
 def assert_refused_before_any_change(result, name):
-    output = " ".join(result.stdout.split())
+    # The failed task's message is in stdout or stderr, depending on the callback's settings.
+    output = " ".join((result.stdout + result.stderr).split())
     assert result.returncode != 0, output[-2000:]
     assert f"Stopped before any change on {name}: pharos.hpc supports Debian 13 (trixie) with systemd" in output, \
         output[-3000:]
