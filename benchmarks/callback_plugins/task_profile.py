@@ -53,7 +53,7 @@ class CallbackModule(CallbackBase):
             sum(1 for item in items if not item.get("skipped")) if isinstance(items, list) else 1)
         self._output.write(json.dumps({
             "host": host, "role": task._role.get_name() if task._role else "", "task": task.get_name(),
-            "action": action, "status": status, "handler": task.__class__.__name__ == "Handler",
+            "action": action, "status": status,
             "seconds": round(time.monotonic() - started, 3) if started is not None else None,
             "module_runs": runs}) + "\n")
         self._output.flush()
