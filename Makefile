@@ -19,16 +19,17 @@ export PY_COLORS ?= 0
 # the address of the Docker bridge that the release scenario's stand-ins listen on, and
 # openssh-client for the adopt scenario, which reaches its hosts over ssh as production does.
 TOOLS := shellcheck iproute2 openssh-client
+comma := ,
 AS_ROOT := $(if $(filter 0,$(shell id -u)),,sudo)
 
 # Molecule scenarios, in the order `make test` runs them, in two lanes of about equal length.
-# The foreground lane runs the checks, then the cluster (the longest scenario; the scratch tree
-# is tested on its hosts) and the default scenario. The other lane starts at once: the journey
-# and the directory spend most of their time waiting (the agents' cycles, SSSD's cache, sshd's
-# penalty for failed logins), then adopt, then release, whose Waldur stand-in starts only once
-# the journey's has stopped.
-SCENARIOS := cluster default
-BESIDE := journey directory adopt release
+# The foreground lane starts at once with the journey, which spends most of its time waiting
+# (the agents' cycles, SSSD's cache), then the cluster (the longest scenario; the scratch tree is
+# tested on its hosts) and the default scenario. The other lane runs the checks first (make
+# test), then the directory, adopt and release; release waits until the journey has ended, so
+# that the two Waldur stand-ins and release builds never overlap.
+SCENARIOS := journey cluster default
+BESIDE := directory adopt release
 
 .PHONY: help lab lab-down test setup venv venv-newest tools engine unit static lint sanity docs-lint \
 	changelog-lint artifact precommit newest checks molecule clean
@@ -45,8 +46,8 @@ lab-down: venv
 	ansible-playbook playbooks/lab_down.yml
 
 # pytest, the static checks and the newest ansible-core's run need no container and share
-# nothing, so they run side by side (each one's output printed whole when it ends), while the
-# scenarios beside the others start (the first of them mostly waits); the other scenarios follow.
+# nothing, so they run side by side (each one's output printed whole when it ends), in the lane
+# beside the scenarios, which start at once.
 test: setup venv-newest
 	@$(MAKE) --no-print-directory molecule CHECKS_FIRST=yes
 
@@ -126,44 +127,51 @@ newest: venv-newest
 	time env PATH="$(CURDIR)/$(VENV_NEWEST)/bin:$$PATH" pytest tests/unit
 	time env PATH="$(CURDIR)/$(VENV_NEWEST)/bin:$$PATH" scripts/sanity
 
-# The scenarios beside the others run one after another in the background, each writing to
-# tests/output/<scenario>.log, printed whole when they end; a failure of any stops them all
-# and removes their containers. With CHECKS_FIRST (make test), `make checks` runs first in the
-# foreground. The foreground scenarios' output goes to tests/output/<scenario>.log as well, and
+# The lane beside the foreground runs `make checks` first with CHECKS_FIRST (make test), then its
+# scenarios one after another, each writing to tests/output/<name>.log, printed whole when the
+# lanes end. A failure in either lane stops the other before its next scenario and removes the
+# containers. The foreground scenarios' output goes to tests/output/<scenario>.log as well, and
 # once every scenario passed, scripts/evidence-check reads those logs for the laboratory's secrets.
 molecule: setup
-	@mkdir -p tests/output; rm -f tests/output/beside.failed; start=$$SECONDS; \
-	setsid bash -c 'for scenario in $(BESIDE); do \
+	@mkdir -p tests/output; rm -f tests/output/beside.failed tests/output/failed tests/output/*.ended \
+	  $(foreach name,checks $(SCENARIOS) $(BESIDE),tests/output/$(name).log); start=$$SECONDS; \
+	setsid bash -c 'if [ -n "$(CHECKS_FIRST)" ]; then \
+	  started=$$SECONDS; $(MAKE) --no-print-directory checks > tests/output/checks.log 2>&1 \
+	    || { echo "the unit tests and static checks" > tests/output/beside.failed; exit 1; }; \
+	  echo "== unit tests and static checks passed in $$((SECONDS - started)) s" >> tests/output/checks.log; \
+	fi; \
+	for scenario in $(BESIDE); do \
+	  [ ! -f tests/output/failed ] || exit 1; \
+	  if [ $$scenario = release ]; then $(if $(filter journey,$(SCENARIOS)), \
+	    while [ ! -e tests/output/journey.ended ]; do sleep 5; done;,) :; fi; \
 	  started=$$SECONDS; molecule test -s $$scenario > tests/output/$$scenario.log 2>&1 \
-	    || { echo $$scenario > tests/output/beside.failed; exit 1; }; \
+	    || { echo "molecule scenario $$scenario" > tests/output/beside.failed; exit 1; }; \
 	  echo "== molecule scenario $$scenario passed in $$((SECONDS - started)) s" >> tests/output/$$scenario.log; \
 	done' & beside=$$!; \
-	echo "== molecule scenarios $(BESIDE), beside the others (tests/output/<scenario>.log)"; \
+	echo "== $(if $(CHECKS_FIRST),the checks$(comma) then )molecule scenarios $(BESIDE), beside the others (tests/output/<name>.log)"; \
 	failed=; \
-	if [ -n "$(CHECKS_FIRST)" ]; then \
-	  started=$$SECONDS; \
-	  $(MAKE) --no-print-directory checks || failed="the unit tests and static checks"; \
-	  [ -n "$$failed" ] || echo "== unit tests and static checks passed in $$((SECONDS - started)) s"; \
-	fi; \
-	[ -n "$$failed" ] || for scenario in $(SCENARIOS); do \
+	for scenario in $(SCENARIOS); do \
+	  [ ! -f tests/output/beside.failed ] || break; \
 	  echo "== molecule scenario $$scenario"; started=$$SECONDS; \
-	  molecule test -s $$scenario 2>&1 | tee tests/output/$$scenario.log || { failed="molecule scenario '$$scenario'"; break; }; \
+	  molecule test -s $$scenario 2>&1 | tee tests/output/$$scenario.log || failed="molecule scenario '$$scenario'"; \
+	  touch tests/output/$$scenario.ended; \
+	  [ -z "$$failed" ] || break; \
 	  echo "== molecule scenario $$scenario passed in $$((SECONDS - started)) s"; \
 	done; \
 	if [ -n "$$failed" ]; then \
-	  kill -- -$$beside 2>/dev/null || true; wait $$beside || true; \
+	  touch tests/output/failed; kill -- -$$beside 2>/dev/null || true; wait $$beside || true; \
 	  for scenario in $(BESIDE); do molecule destroy -s $$scenario >/dev/null 2>&1 || true; done; \
 	  echo "make test: $$failed failed"; exit 1; \
 	fi; \
 	beside_status=0; wait $$beside || beside_status=$$?; \
-	for scenario in $(BESIDE); do \
-	  [ -f tests/output/$$scenario.log ] || continue; \
-	  echo "== molecule scenario $$scenario (its output)"; cat tests/output/$$scenario.log; \
+	for name in checks $(BESIDE); do \
+	  [ -f tests/output/$$name.log ] || continue; \
+	  echo "== $$name (its output)"; cat tests/output/$$name.log; \
 	done; \
-	[ $$beside_status -eq 0 ] || { echo "make test: molecule scenario '$$(cat tests/output/beside.failed)' failed"; exit 1; }; \
+	[ $$beside_status -eq 0 ] || { echo "make test: $$(cat tests/output/beside.failed) failed"; exit 1; }; \
 	echo "== molecule scenarios $(BESIDE) passed; all scenarios in $$((SECONDS - start)) s"; \
 	echo "== the scenarios' logs hold none of the laboratory's secrets"; \
-	scripts/evidence-check tests/output/*.log || { echo "make test: a scenario's log holds a secret"; exit 1; }
+	scripts/evidence-check $(foreach name,$(SCENARIOS) $(BESIDE),tests/output/$(name).log) || { echo "make test: a scenario's log holds a secret"; exit 1; }
 
 clean:
 	rm -rf $(VENV) $(VENV_NEWEST) .cache tests/output
