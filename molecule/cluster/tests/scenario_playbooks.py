@@ -15,6 +15,10 @@ import interrupted_runs  # noqa: E402
 
 started_before_change = interrupted_runs.started_before_change
 
+# The administrator's playbook. The scenario's converge.yml adds its members, allocations and
+# scratch group members, which a test of the Site's own tasks does not need again.
+SITE = "../../playbooks/site.yml"
+
 
 def run_playbook(playbook, *options, extra_vars=None, as_json=False, succeed=True, interrupt_after=None):
     """ansible-playbook on the scenario's inventory; the JSON callback when asked for.

@@ -10,7 +10,7 @@ import re
 import pytest
 import testinfra
 
-from scenario_playbooks import run_playbook
+from scenario_playbooks import SITE, run_playbook
 
 testinfra_hosts = ["ansible://pharos-cluster-login"]
 
@@ -37,8 +37,8 @@ def joined(host, tmp_path_factory):
     later = tmp_path_factory.mktemp("later") / "later.yml"
     later.write_text(json.dumps({"all": {"children": {"compute": {"hosts": {LATER: {}}},
                                                       "cluster": {"hosts": {LATER: {}}}}}}))
-    alone = run_playbook("converge.yml", "-i", str(later), "--limit", LATER)
-    whole = run_playbook("converge.yml", "-i", str(later))
+    alone = run_playbook(SITE, "-i", str(later), "--limit", LATER)
+    whole = run_playbook(SITE, "-i", str(later))
     yield {"alone": alone, "whole": whole}
     # The other tests' jobs and the rotation must not meet a node they do not converge.
     leave(host)

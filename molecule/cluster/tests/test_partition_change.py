@@ -12,7 +12,7 @@ import re
 
 import pytest
 import testinfra
-from scenario_playbooks import run_playbook
+from scenario_playbooks import SITE, run_playbook
 
 testinfra_hosts = ["ansible://pharos-cluster-login"]
 
@@ -23,7 +23,7 @@ STAGING = "pharos-cluster-staging"
 
 def converge(*options, limit_minutes=None):
     extra = None if limit_minutes is None else {"icarus_hpc_slurm_staging_time_minutes": limit_minutes}
-    return run_playbook("converge.yml", "--limit", CONTROLLER, *options, extra_vars=extra)
+    return run_playbook(SITE, "--limit", CONTROLLER, *options, extra_vars=extra)
 
 
 def fetched_conf(name):

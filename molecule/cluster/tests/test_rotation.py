@@ -20,7 +20,7 @@ import time
 import pytest
 import testinfra
 from member_tokens import exchange, load_issuer_key, member_token, put_root_only, submit, wait_for_end
-from scenario_playbooks import run_playbook, started_before_change
+from scenario_playbooks import SITE, run_playbook, started_before_change
 
 testinfra_hosts = ["ansible://pharos-cluster-login"]
 
@@ -92,7 +92,7 @@ def test_a_run_killed_right_after_a_change_leaves_the_daemon_on_its_old_files(
         host, rotated, task, changed_by_hand, left_behind, limit):
     if changed_by_hand:
         tamper(host, changed_by_hand)
-    status, output = run_playbook("converge.yml", *limit, extra_vars=rotated, interrupt_after=task)
+    status, output = run_playbook(SITE, *limit, extra_vars=rotated, interrupt_after=task)
     assert status == -9 and f"INTERRUPTED after '{task}'" in output, output[-3000:]
     for name, unit, path in left_behind:
         if name == "every node with the new key":
@@ -109,7 +109,7 @@ def test_a_run_killed_right_after_a_change_leaves_the_daemon_on_its_old_files(
 
 def test_the_next_run_restarts_every_daemon_left_behind_and_ends_green(host, rotated):
     killed_at = time.time()
-    run_playbook("converge.yml", extra_vars=rotated)
+    run_playbook(SITE, extra_vars=rotated)
 
     for name in NODES:
         assert not started_before_change(node(name), "munge", "/etc/munge/munge.key"), name
@@ -126,9 +126,8 @@ def test_the_next_run_restarts_every_daemon_left_behind_and_ends_green(host, rot
     assert f"MaxTime=00:{minutes:02d}:00" in host.run("scontrol -o show partition staging").stdout
 
 
-# The administrator's playbook: the scenario's converge.yml keeps its own allocations with the tree's
-# role a second time, which check mode would predict again.
-SITE = "../../playbooks/site.yml"
+# The drift test runs site.yml (SITE): the scenario's converge.yml keeps its own allocations with
+# the tree's role a second time, which check mode would predict again.
 # Six changes made by hand on a converged Site, each on the node that holds it, and the tasks
 # that put each back, with the handlers they notify, as (host, task).
 DRIFTS = [
@@ -268,7 +267,7 @@ def test_a_member_logs_in_with_a_directory_key_through_sssd_on_the_new_reader_pa
 
 def test_a_munge_key_rotation_that_would_leave_a_node_out_is_refused(host, rotated):
     before = {name: sha256_of(node(name), "/etc/munge/munge.key") for name in NODES}
-    status, output = run_playbook("converge.yml", "--limit", "pharos-cluster-login,pharos-cluster-compute",
+    status, output = run_playbook(SITE, "--limit", "pharos-cluster-login,pharos-cluster-compute",
                                   extra_vars=dict(rotated, munge_key=secrets.token_hex(32)), succeed=False)
     assert status != 0
     assert "This run would change the munge key on pharos-cluster-compute, pharos-cluster-login" in output, output[-3000:]

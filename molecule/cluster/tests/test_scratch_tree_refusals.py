@@ -7,7 +7,7 @@ import os
 import pytest
 import testinfra
 
-from scenario_playbooks import run_playbook
+from scenario_playbooks import SITE, run_playbook
 
 testinfra_hosts = ["ansible://pharos-cluster-login"]
 
@@ -31,8 +31,8 @@ def compute():
 
 
 def converge_the_node():
-    """The scenario's converge of the node alone, as its administrator runs it: (return code, output)."""
-    return run_playbook("converge.yml", "--limit", NODE, succeed=False)
+    """site.yml on the node alone, as its administrator runs it: (return code, output)."""
+    return run_playbook(SITE, "--limit", NODE, succeed=False)
 
 
 def converge_over(compute, real, plant, planted, extra_cleanup):

@@ -9,7 +9,7 @@ import re
 import pytest
 import testinfra
 
-from scenario_playbooks import run_playbook
+from scenario_playbooks import SITE, run_playbook
 
 testinfra_hosts = ["ansible://pharos-cluster-login"]
 
@@ -27,7 +27,7 @@ def refused_while(target, change, undo):
     """site.yml's converge while `change` holds on the target host: (one-line output, raw output)."""
     assert target.run(change).rc == 0
     try:
-        code, output = run_playbook("converge.yml", succeed=False)
+        code, output = run_playbook(SITE, succeed=False)
     finally:
         restored = target.run(undo)
     assert restored.rc == 0, restored.stderr
