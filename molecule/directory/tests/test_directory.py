@@ -342,27 +342,3 @@ def test_a_project_group_above_the_range_is_refused(directory):
 def test_a_member_created_outside_the_range_is_refused(directory):
     change = directory.add("agent", directory.member_ldif("pharoslow", directory.uid_min - 1, directory.gid_min))
     assert refused(change, CONSTRAINT_VIOLATION), (change.rc, change.stderr)
-
-
-# ------------------------------------------------------------------ drift
-
-
-def test_a_hand_changed_acl_is_predicted_by_check_and_restored_by_converge(directory, run_site):
-    planted = directory.modify("root", "dn: olcDatabase={1}mdb,cn=config\nchangetype: modify\nadd: olcAccess\n"
-                               "olcAccess: {1}to * by * write\n")
-    assert planted.rc == 0, planted.stderr
-    predicted = run_site("--check", "--diff").changed()
-    acl_task = "Set the database's whole ordered access list"
-    assert list(predicted) == [acl_task], predicted
-    assert "-{1}to * by * write" in predicted[acl_task]["before"] or "to * by * write" in predicted[acl_task]["before"]
-    assert "by * write" not in predicted[acl_task]["after"]
-    made = run_site("--diff").changed()
-    assert made == predicted
-    rules = directory.search("root", "olcDatabase={1}mdb,cn=config", "olcAccess", scope="base").stdout
-    assert "by * write" not in rules
-    assert "olcAccess: {9}to * by * none" in rules
-    assert "olcAccess: {10}" not in rules
-    # Restored for real: anonymous writes are refused again.
-    change = directory.modify("anonymous", "dn: %s\nchangetype: modify\nreplace: loginShell\nloginShell: /bin/sh\n"
-                              % directory.member("pharosalice"))
-    assert change.rc != 0

@@ -1,4 +1,6 @@
-"""The service entries' passwords are hashed by slapd, with its own scheme, and checked with a bind.
+"""The service entries' passwords are hashed by slapd, with its own scheme, and checked with a bind;
+check mode predicts them, and a rule added by hand to the access list, exactly as the run then
+makes them.
 
 slapd's default scheme, {SSHA}, is also what a client would write, so these tests give slapd
 another one, {CRYPT} with SHA-512 salts ($6$), built into Debian's slapd: a value in that scheme
@@ -13,8 +15,11 @@ from root_files import write_root_only
 testinfra_hosts = ["ansible://pharos-directory-login"]
 
 SERVICE_TASK = "Create the service entries with their passwords"
+ACL_TASK = "Set the database's whole ordered access list"
+PLANTED_RULE = "to * by * write"
 CRYPT_SHA512 = "{CRYPT}$6$"
 INVALID_CREDENTIALS = 49
+INSUFFICIENT_ACCESS = 50
 # What ldap_entry leaves in an entry it created when the run stops before slapd sets the password.
 UNSET_VALUE = "{UNSET}b0JxqS3VfV1Q2s7nR4bE9kWmXyZ0aLc"
 
@@ -110,9 +115,20 @@ def interrupted(services, run_site):
     return services
 
 
+def access_rules(services):
+    found = services.as_root("ldapsearch", "-LLL -o ldif-wrap=no -s base -b 'olcDatabase={1}mdb,cn=config' olcAccess")
+    assert found.rc == 0, found.stderr
+    return found.stdout
+
+
 @pytest.fixture(scope="module")
 def runs(interrupted, run_site):
-    """site.yml in check mode, then for real, then again: what each changed."""
+    """With a rule someone added by hand to the access list, site.yml in check mode, then for
+    real, then again: what each changed."""
+    planted = interrupted.as_root("ldapmodify", ldif="dn: olcDatabase={1}mdb,cn=config\nchangetype: modify\n"
+                                                     "add: olcAccess\nolcAccess: {1}%s\n" % PLANTED_RULE)
+    assert planted.rc == 0, planted.stderr
+    assert PLANTED_RULE in access_rules(interrupted)
     predicted = run_site("--check", "--diff")
     after_check = {dn: interrupted.stored_password(dn) for dn in interrupted.passwords}
     made = run_site("--diff")
@@ -129,13 +145,26 @@ def test_the_value_held_until_slapd_sets_the_password_opens_no_bind(interrupted)
 
 def test_check_mode_predicts_the_passwords_and_writes_nothing(interrupted, runs):
     predicted = runs["predicted"].changed()
-    assert list(predicted) == [SERVICE_TASK], predicted
+    assert list(predicted) == [ACL_TASK, SERVICE_TASK], predicted
     unchanged = runs["after_check"] == {interrupted.agent: UNSET_VALUE, interrupted.reader: None}
     assert unchanged, "check mode wrote a service entry or its password"
 
 
 def test_the_run_sets_what_check_mode_predicted(runs):
     assert runs["made"].changed() == runs["predicted"].changed()
+
+
+def test_a_hand_changed_acl_is_predicted_by_check_and_restored_by_the_run(interrupted, runs):
+    predicted = runs["predicted"].changed()[ACL_TASK]
+    assert PLANTED_RULE in predicted["before"] and PLANTED_RULE not in predicted["after"], predicted
+    rules = access_rules(interrupted)
+    assert PLANTED_RULE not in rules
+    assert "olcAccess: {9}to * by * none" in rules
+    assert "olcAccess: {10}" not in rules
+    # Restored for real: an anonymous write is refused again.
+    change = interrupted.host.run("ldapmodify -x -H ldap://127.0.0.1/ <<'LDIF'\ndn: %s\nchangetype: modify\n"
+                                  "replace: description\ndescription: written anonymously\nLDIF" % interrupted.agent)
+    assert change.rc == INSUFFICIENT_ACCESS, (change.rc, change.stderr)
 
 
 def test_the_passwords_are_hashed_by_slapd_with_its_own_scheme_and_bind(interrupted, runs):
