@@ -161,9 +161,11 @@ def test_a_hand_changed_acl_is_predicted_by_check_and_restored_by_the_run(interr
     assert PLANTED_RULE not in rules
     assert "olcAccess: {9}to * by * none" in rules
     assert "olcAccess: {10}" not in rules
-    # Restored for real: an anonymous write is refused again.
-    change = interrupted.host.run("ldapmodify -x -H ldap://127.0.0.1/ <<'LDIF'\ndn: %s\nchangetype: modify\n"
-                                  "replace: description\ndescription: written anonymously\nLDIF" % interrupted.agent)
+    # Restored for real: the planted rule let any bound identity write anywhere; SSSD's reader
+    # is refused again. (Anonymous writes are refused by slapd before any rule, with 8.)
+    change = interrupted.host.run("ldapmodify -x -H ldap://127.0.0.1/ -D '%s' -y %s <<'LDIF'\ndn: %s\n"
+                                  "changetype: modify\nreplace: description\ndescription: written by the reader\nLDIF"
+                                  % (interrupted.reader, interrupted.files[interrupted.reader], interrupted.agent))
     assert change.rc == INSUFFICIENT_ACCESS, (change.rc, change.stderr)
 
 
