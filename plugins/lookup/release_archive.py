@@ -32,7 +32,9 @@ options:
     description:
       - The release signer's Ed25519 public key (PEM) on the controller, as the platform
         publishes it; the inventory's C(pharos_release_signer_key).
-    type: path
+      - An empty value is refused as unset (a C(path) option would read it as the working
+        directory).
+    type: str
     required: true
   site_env:
     description:
@@ -77,7 +79,7 @@ class LookupModule(LookupBase):
     def run(self, terms, variables=None, **kwargs):
         self.set_options(var_options=variables, direct=kwargs)
         site_env = self.get_option("site_env")
-        signer_key = self.get_option("signer_key")
+        signer_key = os.path.expanduser(os.path.expandvars(self.get_option("signer_key") or ""))
         signer_pem = self._signer_pem(signer_key)
         results = []
         for archive in terms:

@@ -90,7 +90,7 @@ EXAMPLES = r"""
     attributes:
       objectClass: [organizationalRole, simpleSecurityObject]
       cn: pharos-agent
-    password: "{{ vault_openldap_agent_password }}"
+    password: "{{ openldap_agent_password }}"
 
 - name: No administrator password on the database
   pharos.hpc.ldap_entry:

@@ -44,7 +44,7 @@ ISSUER = "https://issuer.pharos.test"
     ({"slurm_compute_max_time_hours": True}, "slurm_compute_max_time_hours is true"),
     ({"slurm_staging_hosts": ["pharos-lab-compute"]}, "nodes in both (pharos-lab-compute)"),
     ({"slurm_staging_partition": "compute"}, "one partition name for both (compute)"),
-    ({"slurm_db_password": "short"}, "slurm_db_password must be set from the vault"),
+    ({"slurm_db_password": "short"}, "slurm_db_password must be set in full mode, at least 16 characters"),
     ({"slurm_jwks": json.dumps(JWKS)}, "slurm_jwks, slurm_jwks_file and slurm_jwt_user_claim are no longer taken"),
     ({"slurm_jwt_user_claim": "preferred_username"}, "are no longer taken"),
     ({"slurm_member_token_issuer": ISSUER, "slurm_member_token_public_keys": private_pem(RSA_2048)},
