@@ -1,14 +1,8 @@
 """The pharos.hpc.site_env lookup, as a playbook calls it: one ansible-playbook run whose tasks
 each read a site.env, and the tests read their results."""
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
-
+from lookup_playbook import lookup_results
 from release_builder.archive import dump_manifest
 
 MANIFEST = {"format": 1, "release_id": "2026.11.0", "dependency_mode": "index", "python_version": "3.13",
@@ -26,21 +20,10 @@ TASKS = {
 
 
 @pytest.fixture(scope="module")
-def results(project, tmp_path_factory):
+def results(tmp_path_factory):
     directory = tmp_path_factory.mktemp("lookup")
     (directory / "manifest.yml").write_text(dump_manifest(MANIFEST))
-    playbook = directory / "read.yml"
-    playbook.write_text(json.dumps([{"hosts": "localhost", "gather_facts": False,
-                                     "vars": {"manifest": str(directory / "manifest.yml")},
-                                     "tasks": [{"name": name, "ansible.builtin.debug": {"msg": "{{ %s }}" % call},
-                                                "ignore_errors": True} for name, call in TASKS.items()]}]))
-    environment = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(project / "collections"), ANSIBLE_NOCOLOR="true",
-                       ANSIBLE_FORCE_COLOR="false", ANSIBLE_STDOUT_CALLBACK="ansible.posix.json")
-    completed = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,",
-                                "-c", "local", str(playbook)], cwd=project, env=environment,
-                               capture_output=True, text=True, timeout=120, check=False)
-    report = json.loads(completed.stdout)
-    return {task["task"]["name"]: task["hosts"]["localhost"] for task in report["plays"][0]["tasks"]}
+    return lookup_results(directory, TASKS, variables={"manifest": str(directory / "manifest.yml")})
 
 
 def test_a_good_site_env_gives_its_literal_values(results):

@@ -4,10 +4,7 @@ signed by the pinned signer is refused before anything in it is read; and that a
 the signer signed all the same is refused naming the altered file."""
 
 import io
-import json
-import os
 import shutil
-import subprocess
 import sys
 import tarfile
 from pathlib import Path
@@ -16,6 +13,11 @@ import pytest
 
 from ansible_collections.pharos.hpc.plugins.module_utils import site_env_rules
 from ansible_collections.pharos.hpc.plugins.module_utils.release import archive as release_archive, contents as release, signature as release_signature
+
+sys.path.append(str(Path(__file__).resolve().parents[2] / "unit"))
+
+# pylint: disable=wrong-import-position
+from lookup_playbook import lookup_results  # noqa: E402
 
 PROJECT = Path(__file__).resolve().parents[3]
 SITE_ENV = PROJECT / "release" / "site.env.example"
@@ -59,19 +61,9 @@ def results(archive, tmp_path_factory):
              "signed as another release": another_release,
              "tampered, signed all the same": sign(tampered_copy(archive, directory / "tampered.tar.gz"), private,
                                                    release_id)}
-    playbook = directory / "read.yml"
-    playbook.write_text(json.dumps([{"hosts": "localhost", "gather_facts": False, "tasks": [
-        {"name": name, "ansible.builtin.debug": {
-            "msg": "{{ lookup('pharos.hpc.release_archive', '%s', signer_key='%s', site_env='%s') }}"
-                   % (path, signer_key, SITE_ENV)},
-         "ignore_errors": True} for name, path in calls.items()]}]))
-    environment = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(PROJECT / "collections"), ANSIBLE_NOCOLOR="true",
-                       ANSIBLE_FORCE_COLOR="false", ANSIBLE_STDOUT_CALLBACK="ansible.posix.json")
-    completed = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,",
-                                "-c", "local", str(playbook)], cwd=PROJECT, env=environment,
-                               capture_output=True, text=True, timeout=300, check=False)
-    report = json.loads(completed.stdout)
-    return {task["task"]["name"]: task["hosts"]["localhost"] for task in report["plays"][0]["tasks"]}
+    return lookup_results(directory, {
+        name: "lookup('pharos.hpc.release_archive', '%s', signer_key='%s', site_env='%s')" % (path, signer_key, SITE_ENV)
+        for name, path in calls.items()}, timeout=300)
 
 
 def test_a_sound_archive_gives_its_release_components_and_the_install_fingerprint(results, archive, tmp_path):
