@@ -1,0 +1,118 @@
+"""pharos.hpc.predicted reads a plain package install or service start in place with one shell
+command, and runs the step's module whenever that command does not find the step already made.
+
+The host's dpkg-query and systemctl are stand-ins on PATH here, and so are the apt and systemd
+modules (in the playbook's library/), so that each test knows whether the module ran: a stand-in
+module reports changed with "the module ran"."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+# A package named held-* is installed ("ii"), any other was removed with its files kept ("rc").
+# A unit named running-* is active, any other inactive; every unit is enabled.
+DPKG_QUERY = """\
+#!/bin/sh
+printf "%s\\n" "$*" >> "$PROBES"
+while [ "$1" != "--" ]; do shift; done; shift
+for name in "$@"; do
+  case "$name" in held-*) echo "ii |$name" ;; *) echo "rc |$name" ;; esac
+done
+"""
+SYSTEMCTL = """\
+#!/bin/sh
+printf "%s\\n" "$*" >> "$PROBES"
+unit=$(eval echo \\${$#})
+case "$1" in
+  show) case "$unit" in running-*) echo active ;; *) echo inactive ;; esac ;;
+  is-enabled) exit 0 ;;
+esac
+"""
+MODULE = """\
+#!/usr/bin/python
+import json
+print(json.dumps({"changed": True, "msg": "the module ran"}))
+"""
+
+
+def step(name, module, args):
+    return {"name": name, "ignore_errors": True,
+            "pharos.hpc.predicted": {"pending": False, "prediction": f"{name} would change", "module": module, "args": args}}
+
+
+STEPS = [
+    step("installed packages", "apt", {"name": ["held-munge", "held-slapd"], "update_cache": True, "cache_valid_time": 3600}),
+    step("one package removed", "apt", {"name": ["held-munge", "gone-slapd"], "update_cache": True, "cache_valid_time": 3600}),
+    step("an installed package at its newest", "apt", {"name": "held-munge", "state": "latest"}),
+    step("a package pinned to a version", "apt", {"name": "held-munge=0.5.16-1"}),
+    step("a running enabled service", "systemd_service", {"name": "running-munge", "state": "started", "enabled": True,
+                                                          "daemon_reload": False}),
+    step("a stopped service", "systemd_service", {"name": "munge", "state": "started", "enabled": True}),
+    step("a running service to restart", "systemd_service", {"name": "running-munge", "state": "restarted", "enabled": True}),
+    step("a running service after its units changed", "systemd_service",
+         {"name": "running-munge", "state": "started", "enabled": True, "daemon_reload": True}),
+]
+
+
+@pytest.fixture(scope="module")
+def run(project, tmp_path_factory):
+    directory = tmp_path_factory.mktemp("in_place")
+    (directory / "bin").mkdir()
+    (directory / "library").mkdir()
+    for path, text in ((directory / "bin" / "dpkg-query", DPKG_QUERY), (directory / "bin" / "systemctl", SYSTEMCTL),
+                       (directory / "library" / "apt.py", MODULE), (directory / "library" / "systemd_service.py", MODULE)):
+        path.write_text(textwrap.dedent(text))
+        path.chmod(0o755)
+    playbook = directory / "play.yml"
+    playbook.write_text(json.dumps([{"hosts": "localhost", "gather_facts": False, "tasks": STEPS}]))
+    probes = directory / "probes"
+    environment = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(project / "collections"), ANSIBLE_NOCOLOR="true",
+                       ANSIBLE_FORCE_COLOR="false", ANSIBLE_STDOUT_CALLBACK="ansible.posix.json",
+                       PATH=f"{directory / 'bin'}:{os.environ['PATH']}", PROBES=str(probes))
+    completed = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", "-c", "local",
+                                "-e", f"ansible_python_interpreter={sys.executable}", "--check", str(playbook)],
+                               cwd=directory, env=environment, capture_output=True, text=True, timeout=120, check=False)
+    report = json.loads(completed.stdout)
+    results = {task["task"]["name"]: task["hosts"]["localhost"] for task in report["plays"][0]["tasks"]}
+    return results, probes.read_text().splitlines()
+
+
+def test_installed_packages_are_found_in_place_by_dpkg_and_apt_does_not_run(run):
+    results, probes = run
+    assert results["installed packages"]["changed"] is False
+    assert results["installed packages"]["msg"] == "Already installed: held-munge, held-slapd."
+    assert any("held-munge held-slapd" in probe for probe in probes), probes
+
+
+def test_a_package_not_installed_runs_apt(run):
+    results, _probes = run
+    assert results["one package removed"]["msg"] == "the module ran"
+
+
+def test_a_running_enabled_service_is_found_in_place_and_systemd_does_not_run(run):
+    results, _probes = run
+    assert results["a running enabled service"]["changed"] is False
+    assert results["a running enabled service"]["msg"] == "Already running and enabled at boot: running-munge."
+
+
+def test_a_stopped_service_runs_systemd(run):
+    results, _probes = run
+    assert results["a stopped service"]["msg"] == "the module ran"
+
+
+@pytest.mark.parametrize("name", ["an installed package at its newest", "a package pinned to a version",
+                                  "a running service to restart", "a running service after its units changed"])
+def test_any_step_but_a_plain_install_or_start_runs_its_module_without_a_probe(run, name):
+    results, probes = run
+    assert results[name]["msg"] == "the module ran"
+    # Probed only by the plain install of each and the plain start: show and is-enabled.
+    assert [probe for probe in probes if "held-munge" in probe] == [
+        "--show --showformat=${db:Status-Abbrev}|${Package}\\n -- held-munge held-slapd",
+        "--show --showformat=${db:Status-Abbrev}|${Package}\\n -- held-munge gone-slapd"]
+    assert [probe for probe in probes if "running-munge" in probe] == [
+        "show --property=ActiveState --value -- running-munge", "is-enabled --quiet -- running-munge"]
