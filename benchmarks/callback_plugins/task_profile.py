@@ -20,8 +20,8 @@ options: {}
 """
 
 # Actions that run on the controller alone: they cost the controller a fork, never a round trip
-# to the host. (pharos.hpc.predicted runs its module on the host, except for a pending step in
-# check mode, which is counted as a run here.)
+# to the host. pharos.hpc.predicted runs its module on the host, except for a pending step in
+# check mode (controller alone) and a step it found in place with a shell command (no module).
 CONTROLLER_ACTIONS = {
     "assert", "debug", "fail", "set_fact", "include_role", "include_tasks", "import_role", "import_tasks",
     "meta", "add_host", "group_by", "set_stats", "validate_argument_spec", "pause",
@@ -49,7 +49,8 @@ class CallbackModule(CallbackBase):
         on_controller = action in CONTROLLER_ACTIONS or (
             task.delegate_to is not None and task.delegate_to in ("localhost", "127.0.0.1"))
         items = result._result.get("results")
-        runs = 0 if status == "skipped" or on_controller else (
+        no_module = result._result.get("predicted") or result._result.get("in_place")
+        runs = 0 if status == "skipped" or on_controller or no_module else (
             sum(1 for item in items if not item.get("skipped")) if isinstance(items, list) else 1)
         self._output.write(json.dumps({
             "host": host, "role": task._role.get_name() if task._role else "", "task": task.get_name(),

@@ -47,7 +47,7 @@ class ActionModule(ActionBase):
             return result
         in_place = self._already_in_place(found.resolved_fqcn, options["args"])
         if in_place:
-            result.update(changed=False, msg=in_place)
+            result.update(changed=False, in_place=True, msg=in_place)
             return result
         result.update(self._run_step(found, options["args"], task_vars))
         return result

@@ -25,6 +25,13 @@ description:
   - The step's module must be installed on the controller, also where the step is pending. A dry run
     fails, naming the module and its collection, where the real run would fail for want of them.
   - Module defaults (C(module_defaults)) of the play do not reach the step.
+  - The two commonest steps of a converged host are first looked for with one shell command, without
+    running their module on the host. An C(ansible.builtin.apt) step with only C(name) (plain package
+    names), C(state=present), C(update_cache) and C(cache_valid_time) is in place when C(dpkg-query) finds every
+    package installed. An C(ansible.builtin.systemd_service) step with C(state=started), C(enabled=true) and
+    no C(daemon_reload) is in place when the unit is active or activating and C(systemctl is-enabled) succeeds,
+    as the module itself reads a unit. Then the step reports no change, and an apt step does not refresh apt's
+    package lists; anything else runs the module.
 author: Pharos HPC engineering (@pharos-ai-factory)
 attributes:
   check_mode:
@@ -102,8 +109,13 @@ predicted:
   returned: when the step is pending in check mode
   type: bool
   sample: true
+in_place:
+  description: True when the step was found already made, by one shell command, and its module did not run.
+  returned: when a plain package install or service start is already in place
+  type: bool
+  sample: true
 msg:
-  description: The prediction, where the step did not run; otherwise what the step returned.
+  description: The prediction, where the step did not run; what was found in place; otherwise what the step returned.
   returned: sometimes
   type: str
   sample: munge would be installed, started and enabled at boot.

@@ -84,7 +84,7 @@ def run(project, tmp_path_factory):
 
 def test_installed_packages_are_found_in_place_by_dpkg_and_apt_does_not_run(run):
     results, probes = run
-    assert results["installed packages"]["changed"] is False
+    assert results["installed packages"]["changed"] is False and results["installed packages"]["in_place"] is True
     assert results["installed packages"]["msg"] == "Already installed: held-munge, held-slapd."
     assert any("held-munge held-slapd" in probe for probe in probes), probes
 
@@ -97,6 +97,7 @@ def test_a_package_not_installed_runs_apt(run):
 def test_a_running_enabled_service_is_found_in_place_and_systemd_does_not_run(run):
     results, _probes = run
     assert results["a running enabled service"]["changed"] is False
+    assert results["a running enabled service"]["in_place"] is True
     assert results["a running enabled service"]["msg"] == "Already running and enabled at boot: running-munge."
 
 
