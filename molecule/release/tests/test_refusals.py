@@ -1,6 +1,6 @@
 """What must stop a release before it changes anything (docs/release.md, "The playbooks"): a missing secret, an archive
-the pinned signer did not sign, a tampered archive, a component the release does not carry, a reused release id with other inputs; and
-check.yml, which changes nothing and names every failed precondition in one run. These run before
+the pinned signer did not sign, a tampered archive, a component the release does not carry, a reused release id with other inputs,
+a host that is not Debian 13; and check.yml, which changes nothing and names every failed precondition in one run. These run before
 test_release_changes.py (file order), while release-b was never installed."""
 
 import hashlib
@@ -83,7 +83,17 @@ def test_a_token_directory_someone_else_could_change_stops_the_release_before_an
     assert not host.file("/opt/pharos-hpc/releases/release-b").exists
 
 
-def test_check_names_every_failed_precondition_in_one_run(host, tmp_path, ldap_password_withheld, unchanged):
+@pytest.fixture
+def debian_12(host):
+    """The host says it is Debian 12 (bookworm), as its os-release tells it, for one test."""
+    release_file = host.check_output("readlink -f /etc/os-release")
+    host.check_output(f"cp -p {release_file} /root/os-release.trixie && "
+                      f"sed -i -e 's/^VERSION_ID=.*/VERSION_ID=\"12\"/' -e 's/trixie/bookworm/g' {release_file}")
+    yield
+    host.check_output(f"mv /root/os-release.trixie {release_file}")
+
+
+def test_check_names_every_failed_precondition_in_one_run(host, tmp_path, ldap_password_withheld, debian_12, unchanged):
     broken_site_env = site_env_with(tmp_path / "site.env", CENTRAL_OFFERING_UUID="NOT-A-UUID",
                                     ACTIVATION_COMPONENTS="site-agent ssh-access")
     rc, output = run_playbook("check.yml", succeed=False, extra_vars={
@@ -91,6 +101,8 @@ def test_check_names_every_failed_precondition_in_one_run(host, tmp_path, ldap_p
     assert rc != 0
     assert "CENTRAL_OFFERING_UUID" in output
     assert "Secret site-agent-ldap-password" in output
+    assert ("pharos.hpc supports Debian 13 (trixie) with systemd as its init, and pharos-release-login runs debian 12 with systemd"
+            in " ".join(output.split())), output[-3000:]
 
 
 def tampered_copy(destination):
