@@ -13,7 +13,7 @@ from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 
 ARGUMENT_SPEC = dict(
-    pending=dict(type="bool", required=True),
+    pending=dict(type="bool", default=False),
     prediction=dict(type="str", required=True),
     module=dict(type="str"),
     args=dict(type="dict", default={}),
@@ -45,43 +45,59 @@ class ActionModule(ActionBase):
         if found is None:
             result.update(skipped=True, msg="Nothing to predict: the step this stands for runs as a task of its own.")
             return result
-        in_place = self._already_in_place(found.resolved_fqcn, options["args"])
-        if in_place:
-            result.update(changed=False, in_place=True, msg=in_place)
+        packages, unit = self._plain_install(found.resolved_fqcn, options["args"]), self._plain_start(
+            found.resolved_fqcn, options["args"])
+        if packages and self._packages_installed(packages):
+            result.update(changed=False, in_place=True, msg=f"Already installed: {', '.join(packages)}.")
+            return result
+        # A host without package lists (a container from a Debian image) cannot look up a
+        # package it lacks; a real run refreshes the lists first, so the install is predicted.
+        if packages and self._task.check_mode and not self._apt_has_lists():
+            result.update(changed=True, predicted=True, msg=options["prediction"], _ansible_verbose_always=True)
+            return result
+        if unit and self._service_running_and_enabled(unit):
+            result.update(changed=False, in_place=True, msg=f"Already running and enabled at boot: {unit}.")
             return result
         result.update(self._run_step(found, options["args"], task_vars))
         return result
 
-    def _already_in_place(self, module, args):
-        """The message of a step found in place by one shell command, or None to run its module.
+    # Every converged run installs packages that are installed and starts services that run: a
+    # module run costs the host about half a CPU second in Python, a shell command almost
+    # nothing. Only the plainest steps are read this way, and only where what the command finds
+    # is what the module itself would find no change in; anything else runs the module.
+    @staticmethod
+    def _plain_install(module, args):
+        """The package names of an apt step that only installs them, or None."""
+        if module not in APT or not set(args) <= APT_PLAIN or args.get("state", "present") != "present":
+            return None
+        names = [args["name"]] if isinstance(args.get("name"), str) else args.get("name")
+        if names and all(isinstance(name, str) and PACKAGE_NAME.fullmatch(name) for name in names):
+            return names
+        return None
 
-        Every converged run installs packages that are installed and starts services that run: a
-        module run costs the host about half a CPU second in Python, a shell command almost
-        nothing. Only the plainest steps are read this way, and only where what the command finds
-        is what the module itself would find no change in; anything else runs the module.
-        """
-        if module in APT and set(args) <= APT_PLAIN and args.get("state", "present") == "present":
-            names = [args["name"]] if isinstance(args.get("name"), str) else args.get("name")
-            if names and all(isinstance(name, str) and PACKAGE_NAME.fullmatch(name) for name in names):
-                return self._packages_installed(names)
+    @staticmethod
+    def _plain_start(module, args):
+        """The unit of a systemd step that only starts and enables it, or None."""
         if (module in SYSTEMD and set(args) <= SYSTEMD_PLAIN and args.get("state") == "started"
                 and boolean(args.get("enabled", False), strict=False)
                 and not boolean(args.get("daemon_reload", False), strict=False)
                 and isinstance(args.get("name"), str)):
-            return self._service_running_and_enabled(args["name"])
+            return args["name"]
         return None
 
     def _packages_installed(self, names):
         quoted = " ".join(shlex.quote(name) for name in names)
         probe = self._low_level_execute_command(
             f"dpkg-query --show --showformat='${{db:Status-Abbrev}}|${{Package}}\\n' -- {quoted}")
-        held = {}
+        installed = {}
         for line in probe["stdout"].splitlines():
             status, _bar, package = line.partition("|")
-            held[package] = held.get(package, True) and status == "ii "
-        if probe["rc"] == 0 and all(held.get(name) for name in names):
-            return f"Already installed: {', '.join(names)}."
-        return None
+            installed[package] = installed.get(package, True) and status == "ii "
+        return probe["rc"] == 0 and all(installed.get(name) for name in names)
+
+    def _apt_has_lists(self):
+        probe = self._low_level_execute_command("ls /var/lib/apt/lists/ | grep -q _Packages")
+        return probe["rc"] == 0
 
     def _service_running_and_enabled(self, name):
         # As the module reads a unit: running while active or activating, enabled where
@@ -90,9 +106,7 @@ class ActionModule(ActionBase):
         probe = self._low_level_execute_command(
             f"systemctl show --property=ActiveState --value -- {unit} && "
             f"systemctl is-enabled --quiet -- {unit} && echo enabled")
-        if probe["rc"] == 0 and probe["stdout"].split() in (["active", "enabled"], ["activating", "enabled"]):
-            return f"Already running and enabled at boot: {name}."
-        return None
+        return probe["rc"] == 0 and probe["stdout"].split() in (["active", "enabled"], ["activating", "enabled"])
 
     def _find_module(self, module):
         found = self._shared_loader_obj.module_loader.find_plugin_with_context(

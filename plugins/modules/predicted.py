@@ -32,6 +32,9 @@ description:
     no C(daemon_reload) is in place when the unit is active or activating and C(systemctl is-enabled) succeeds,
     as the module itself reads a unit. Then the step reports no change, and an apt step does not refresh apt's
     package lists; anything else runs the module.
+  - In check mode, such an apt step on a host without package lists at all (a container made from a Debian
+    image) reports O(prediction) when a package is not installed: apt cannot look it up there, and a real run
+    refreshes the lists first. Nothing else is needed from the role for that case.
 author: Pharos HPC engineering (@pharos-ai-factory)
 attributes:
   check_mode:
@@ -52,7 +55,7 @@ options:
       - True when the step cannot run in check mode yet, because an earlier task of the run would have
         made what it needs (typically C(<registered> is changed) of the task that installs a package).
     type: bool
-    required: true
+    default: false
   prediction:
     description:
       - What a real run would do, in words an administrator reads in the check mode output.

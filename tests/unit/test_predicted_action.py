@@ -29,7 +29,7 @@ def tasks(directory):
         step("prediction alone", True),
         step("no such module", False, "pharos.hpc.no_such_module"),
         step("pending, from a collection not installed", True, "community.absent.mysql_db", {"name": "slurm_acct_db"}),
-        {"name": "no pending", "pharos.hpc.predicted": {"prediction": "x"}, "ignore_errors": True},
+        {"name": "no prediction", "pharos.hpc.predicted": {"pending": True}, "ignore_errors": True},
     ]
 
 
@@ -87,8 +87,8 @@ def test_an_unknown_module_and_a_missing_option_are_named(runs):
     unknown = runs["real"]["no such module"]
     assert unknown["failed"] is True
     assert "no module named 'pharos.hpc.no_such_module'" in unknown["msg"]
-    missing = runs["real"]["no pending"]
-    assert missing["failed"] is True and "pending" in missing["msg"]
+    missing = runs["real"]["no prediction"]
+    assert missing["failed"] is True and "prediction" in missing["msg"]
 
 
 def test_check_mode_refuses_a_pending_step_whose_module_is_not_installed(runs):

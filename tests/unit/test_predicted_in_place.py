@@ -33,6 +33,12 @@ case "$1" in
   is-enabled) exit 0 ;;
 esac
 """
+# Package lists, until the playbook takes them away for its last step.
+LS = """\
+#!/bin/sh
+printf "%s\\n" "ls $*" >> "$PROBES"
+[ -e "$NO_LISTS" ] || echo deb.debian.org_debian_dists_trixie_main_binary-amd64_Packages
+"""
 MODULE = """\
 #!/usr/bin/python
 import json
@@ -42,7 +48,7 @@ print(json.dumps({"changed": True, "msg": "the module ran"}))
 
 def step(name, module, args):
     return {"name": name, "ignore_errors": True,
-            "pharos.hpc.predicted": {"pending": False, "prediction": f"{name} would change", "module": module, "args": args}}
+            "pharos.hpc.predicted": {"prediction": f"{name} would change", "module": module, "args": args}}
 
 
 STEPS = [
@@ -56,6 +62,10 @@ STEPS = [
     step("a running service to restart", "systemd_service", {"name": "running-munge", "state": "restarted", "enabled": True}),
     step("a running service after its units changed", "systemd_service",
          {"name": "running-munge", "state": "started", "enabled": True, "daemon_reload": True}),
+    {"name": "take the package lists away", "ansible.builtin.command": "touch {{ lookup('env', 'NO_LISTS') }}",
+     "check_mode": False},
+    step("installed packages, without package lists", "apt", {"name": ["held-munge"], "update_cache": True}),
+    step("a package not installed, without package lists", "apt", {"name": ["gone-slapd"], "update_cache": True}),
 ]
 
 
@@ -65,6 +75,7 @@ def run(project, tmp_path_factory):
     (directory / "bin").mkdir()
     (directory / "library").mkdir()
     for path, text in ((directory / "bin" / "dpkg-query", DPKG_QUERY), (directory / "bin" / "systemctl", SYSTEMCTL),
+                       (directory / "bin" / "ls", LS),
                        (directory / "library" / "apt.py", MODULE), (directory / "library" / "systemd_service.py", MODULE)):
         path.write_text(textwrap.dedent(text))
         path.chmod(0o755)
@@ -73,7 +84,8 @@ def run(project, tmp_path_factory):
     probes = directory / "probes"
     environment = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(project / "collections"), ANSIBLE_NOCOLOR="true",
                        ANSIBLE_FORCE_COLOR="false", ANSIBLE_STDOUT_CALLBACK="ansible.posix.json",
-                       PATH=f"{directory / 'bin'}:{os.environ['PATH']}", PROBES=str(probes))
+                       PATH=f"{directory / 'bin'}:{os.environ['PATH']}", PROBES=str(probes),
+                       NO_LISTS=str(directory / "no-lists"))
     completed = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", "-c", "local",
                                 "-e", f"ansible_python_interpreter={sys.executable}", "--check", str(playbook)],
                                cwd=directory, env=environment, capture_output=True, text=True, timeout=120, check=False)
@@ -89,9 +101,18 @@ def test_installed_packages_are_found_in_place_by_dpkg_and_apt_does_not_run(run)
     assert any("held-munge held-slapd" in probe for probe in probes), probes
 
 
-def test_a_package_not_installed_runs_apt(run):
-    results, _probes = run
+def test_a_package_not_installed_runs_apt_where_the_host_has_package_lists(run):
+    results, probes = run
     assert results["one package removed"]["msg"] == "the module ran"
+    assert probes.count("ls /var/lib/apt/lists/") == 2, probes
+
+
+def test_without_package_lists_a_package_not_installed_is_predicted_and_an_installed_one_is_in_place(run):
+    results, _probes = run
+    missing = results["a package not installed, without package lists"]
+    assert missing["changed"] is True and missing["predicted"] is True
+    assert missing["msg"] == "a package not installed, without package lists would change"
+    assert results["installed packages, without package lists"]["in_place"] is True
 
 
 def test_a_running_enabled_service_is_found_in_place_and_systemd_does_not_run(run):
@@ -111,9 +132,10 @@ def test_a_stopped_service_runs_systemd(run):
 def test_any_step_but_a_plain_install_or_start_runs_its_module_without_a_probe(run, name):
     results, probes = run
     assert results[name]["msg"] == "the module ran"
-    # Probed only by the plain install of each and the plain start: show and is-enabled.
+    # Probed only by the plain installs and the plain start: show and is-enabled.
     assert [probe for probe in probes if "held-munge" in probe] == [
         "--show --showformat=${db:Status-Abbrev}|${Package}\\n -- held-munge held-slapd",
-        "--show --showformat=${db:Status-Abbrev}|${Package}\\n -- held-munge gone-slapd"]
+        "--show --showformat=${db:Status-Abbrev}|${Package}\\n -- held-munge gone-slapd",
+        "--show --showformat=${db:Status-Abbrev}|${Package}\\n -- held-munge"]
     assert [probe for probe in probes if "running-munge" in probe] == [
         "show --property=ActiveState --value -- running-munge", "is-enabled --quiet -- running-munge"]
