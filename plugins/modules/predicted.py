@@ -33,8 +33,8 @@ description:
     as the module itself reads a unit. Then the step reports no change, and an apt step does not refresh apt's
     package lists; anything else runs the module.
   - In check mode, such an apt step on a host without package lists at all (a container made from a Debian
-    image) reports O(prediction) when a package is not installed: apt cannot look it up there, and a real run
-    refreshes the lists first. Nothing else is needed from the role for that case.
+    image) reports O(prediction) when a package is not installed, since apt cannot look it up there and a real
+    run refreshes the lists first. Nothing else is needed from the role for that case.
 author: Pharos HPC engineering (@pharos-ai-factory)
 attributes:
   check_mode:
