@@ -32,7 +32,7 @@ def run_site(project, tmp_path, inventory="inventories/lab", **site_values):
         cwd=project, env=environment, capture_output=True, text=True, timeout=120, check=False)
 
 
-@pytest.mark.parametrize("inventory", ["inventories/lab", "inventories/production"])
+@pytest.mark.parametrize("inventory", ["inventories/lab", "docs/examples/production"])
 def test_the_inventories_values_pass_and_the_play_goes_on_to_the_hosts(project, tmp_path, inventory):
     # The production example takes its secrets from a vault.yml that is not in the repository:
     # stand in for the one the slurm role requires.
