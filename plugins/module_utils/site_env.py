@@ -30,7 +30,8 @@ from collections import OrderedDict, namedtuple
 
 SOURCE_NAME = "site.env"
 
-# Every key site.env may carry, with its meaning. site.env.example documents each one.
+# Every key site.env may carry, with its meaning. site.env.example documents each one: the collection's
+# docs/examples/site.env.example, and the copy in each release.
 KNOWN_KEYS = OrderedDict([
     ("WALDUR_API_URL", "Waldur's REST API that the Site agent calls (https, no credentials in the URL)"),
     ("CENTRAL_OFFERING_UUID", "UUID of the Site's Waldur offering, 32 lowercase hex characters without dashes"),
@@ -129,7 +130,7 @@ def _read_line(number, text, violations):
         quoted = _quotable(key)
         rule = ("is not a key (capital letters, digits and _)" if quoted
                 else "does not start with a key: the text before its first = is not one (capital letters, digits and _)")
-        violations.append(Violation(quoted, number, rule, "write KEY=value with a key from site.env.example"))
+        violations.append(Violation(quoted, number, rule, "write KEY=value with a key from the collection's docs/examples/site.env.example"))
         return None
     for test, what, fix in REFUSED_IN_VALUES:
         found = next((character for character in value if test(character)), None)
@@ -170,7 +171,8 @@ def parse(text):
             continue
         if line.key not in KNOWN_KEYS:
             violations.append(Violation(line.key, number, "is not a site.env key",
-                                        "%sremove the line or use a key from site.env.example" % _suggestion(line.key)))
+                                        "%sremove the line or use a key from the collection's docs/examples/site.env.example"
+                                        % _suggestion(line.key)))
         elif line.key in lines:
             violations.append(Violation(line.key, number, "is set again (first on line %d)" % lines[line.key].number,
                                         "keep one of the two lines"))

@@ -46,7 +46,7 @@ def write_release_tree(directory, release_id, units=None):
     units = units or {SSH_UNIT: unit_text(release_id), AGENT_TEMPLATE: unit_text(release_id, AGENT_TEMPLATE)}
     files = {
         "manifest.yml": dump_manifest(manifest(release_id)),
-        "site.env.example": (PROJECT / "release" / "site.env.example").read_text(),
+        "site.env.example": (PROJECT / "docs" / "examples" / "site.env.example").read_text(),
         "requirements/site-agent.txt": "",
         "requirements/ssh-access.txt": "",
     }
@@ -101,7 +101,7 @@ def install_release(root, release_id, fingerprint=None, units=None, issued=None)
 def write_site_env(root, **values):
     """etc/pharos-hpc/site.env below root: the shipped example with some values replaced."""
     lines = []
-    for line in (PROJECT / "release" / "site.env.example").read_text().splitlines():
+    for line in (PROJECT / "docs" / "examples" / "site.env.example").read_text().splitlines():
         key = line.split("=", 1)[0]
         lines.append("%s=%s" % (key, values.pop(key)) if key in values and not line.startswith("#") else line)
     path = Path(root) / "etc" / "pharos-hpc" / "site.env"

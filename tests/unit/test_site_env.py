@@ -1,6 +1,6 @@
 """site.env's strict reader and the Site's rules (docs/release.md, "site.env").
 
-Every case starts from the shipped release/site.env.example, which must pass, and changes
+Every case starts from the shipped docs/examples/site.env.example, which must pass, and changes
 one line; the refusal must name the key, the line, the rule and the fix.
 """
 
@@ -15,7 +15,7 @@ COMPONENTS = ["site-agent", "ssh-access"]
 
 @pytest.fixture(scope="module")
 def example(project):
-    return (project / "release" / "site.env.example").read_text()
+    return (project / "docs" / "examples" / "site.env.example").read_text()
 
 
 def with_line(text, key, value):

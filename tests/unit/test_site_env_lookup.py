@@ -10,7 +10,7 @@ MANIFEST = {"format": 1, "release_id": "2026.11.0", "dependency_mode": "index", 
             "components": {"site-agent": {"requirements": "requirements/site-agent.txt",
                                           "units": ["units/waldur-site-agent@.service"],
                                           "entry_points": ["waldur_site_agent"]}}}
-EXAMPLE = "release/site.env.example"
+EXAMPLE = "docs/examples/site.env.example"
 TASKS = {
     "good": "lookup('pharos.hpc.site_env', '%s', components=['site-agent', 'ssh-access'])" % EXAMPLE,
     "manifest": "lookup('pharos.hpc.site_env', '%s', manifest=manifest)" % EXAMPLE,
@@ -36,7 +36,7 @@ def test_a_good_site_env_gives_its_literal_values(results):
 def test_the_manifest_supplies_the_components_and_the_dependency_mode_and_every_violation_is_named(results):
     assert results["manifest"]["failed"] is True
     message = results["manifest"]["msg"]
-    assert "release/site.env.example is refused (2 problems)" in message
+    assert "docs/examples/site.env.example is refused (2 problems)" in message
     assert "line 57: ACTIVATION_COMPONENTS names ssh-access, which is not one of site-agent" in message
     assert "PYTHON_INDEX_URL is missing" in message
 

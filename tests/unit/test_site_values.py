@@ -32,13 +32,28 @@ def run_site(project, tmp_path, inventory="inventories/lab", **site_values):
         cwd=project, env=environment, capture_output=True, text=True, timeout=120, check=False)
 
 
-@pytest.mark.parametrize("inventory", ["inventories/lab", "inventories/production"])
+@pytest.mark.parametrize("inventory", ["inventories/lab", "docs/examples/production"])
 def test_the_inventories_values_pass_and_the_play_goes_on_to_the_hosts(project, tmp_path, inventory):
     # The production example takes its secrets from a vault.yml that is not in the repository:
     # stand in for the one the slurm role requires.
     result = run_site(project, tmp_path, inventory, vault_slurm_db_password="test-stand-in-password")
     assert "UNREACHABLE" in result.stdout, result.stdout
     assert "Assertion failed" not in result.stdout
+
+
+def test_a_site_started_from_the_shipped_examples_reads_no_file_of_its_files_as_a_host(project, tmp_path):
+    """As docs/examples/README.md says: the example inventory copied out, site.env from the
+    example in its files/, the inventory named by its hosts.yml. Given the directory, Ansible read
+    files/site.env as an inventory too and made a host of each KEY=value line. The shipped
+    site.env example and the example inventory agree on every value they share."""
+    site = tmp_path / "my-site"
+    shutil.copytree(project / "docs" / "examples" / "production", site)
+    shutil.copyfile(project / "docs" / "examples" / "site.env.example", site / "files" / "site.env")
+    result = run_site(project, tmp_path, str(site / "hosts.yml"), vault_slurm_db_password="test-stand-in-password")
+    assert "Check that site.env and the inventory give the Site the same values" in result.stdout, result.stdout
+    assert "Assertion failed" not in result.stdout
+    assert "UNREACHABLE" in result.stdout, result.stdout
+    assert "WALDUR_API_URL" not in result.stdout + result.stderr
 
 
 @pytest.mark.parametrize(("values", "named"), [

@@ -20,7 +20,7 @@ def test_every_value_validate_yml_reads_is_in_the_reference(project):
 
 
 def test_every_value_of_the_production_example_is_in_the_reference(project):
-    group_vars = project / "inventories" / "production" / "group_vars" / "all"
+    group_vars = project / "docs" / "examples" / "production" / "group_vars" / "all"
     example = {}
     for name in ("site.yml", "release.yml", "secrets.yml"):
         example.update(yaml.safe_load((group_vars / name).read_text()))

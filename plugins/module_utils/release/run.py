@@ -44,7 +44,8 @@ def read_site_env(path, manifest=None, required=False):
     if not os.path.lexists(path):
         if required:
             raise RunError("%s does not exist: a release is installed with the Site's values, whose fingerprint it "
-                           "records (docs/release.md). Fix: write site.env (see site.env.example in the release) first." % path)
+                           "records (docs/release.md). Fix: write site.env first, from the collection's "
+                           "docs/examples/site.env.example or the one in the release." % path)
         return {}
     try:
         return site_env_rules.check_file(path, components=list(manifest["components"]) if manifest else None,

@@ -15,7 +15,7 @@ sys.path[:0] = [str(PROJECT / "collections"), str(PROJECT / "scripts")]
 SPEC = PROJECT / "tests" / "integration" / "release" / "components.yml"
 BUILDER = PROJECT / "scripts" / "pharos-release-build"
 PYTHON_VERSION = "%d.%d" % sys.version_info[:2]
-INPUTS = [SPEC, BUILDER, PROJECT / "release" / "site.env.example",
+INPUTS = [SPEC, BUILDER, PROJECT / "docs" / "examples" / "site.env.example",
           *sorted((PROJECT / "release" / "units").glob("*")),
           *sorted((PROJECT / "tests" / "fixtures" / "ssh_access_agent").rglob("*.py")),
           PROJECT / "tests" / "fixtures" / "ssh_access_agent" / "pyproject.toml",

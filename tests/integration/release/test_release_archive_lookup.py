@@ -20,7 +20,7 @@ sys.path.append(str(Path(__file__).resolve().parents[2] / "unit"))
 from lookup_playbook import lookup_results  # noqa: E402
 
 PROJECT = Path(__file__).resolve().parents[3]
-SITE_ENV = PROJECT / "release" / "site.env.example"
+SITE_ENV = PROJECT / "docs" / "examples" / "site.env.example"
 
 
 def tampered_copy(archive, destination):
