@@ -114,8 +114,9 @@ changelog-lint: venv
 	antsibull-changelog lint
 
 artifact: venv
-	@echo "== the built artifact, and the execution environment that installs it"
+	@echo "== the built artifact, the execution environment that installs it, and the installed collection"
 	time scripts/artifact-check
+	time scripts/installed-check --lint
 
 # The checks of .pre-commit-config.yaml (ruff, yamllint, shellcheck, detect-secrets) over every file.
 precommit: venv
@@ -123,9 +124,10 @@ precommit: venv
 	pre-commit run --all-files --show-diff-on-failure
 
 newest: venv-newest
-	@echo "== the newest ansible-core ($(VENV_NEWEST)): unit tests and sanity"
+	@echo "== the newest ansible-core ($(VENV_NEWEST)): unit tests, sanity and the installed collection"
 	time env PATH="$(CURDIR)/$(VENV_NEWEST)/bin:$$PATH" pytest tests/unit
 	time env PATH="$(CURDIR)/$(VENV_NEWEST)/bin:$$PATH" scripts/sanity
+	time env PATH="$(CURDIR)/$(VENV_NEWEST)/bin:$$PATH" scripts/installed-check
 
 # The lane beside the foreground runs `make checks` first with CHECKS_FIRST (make test), then its
 # scenarios one after another, each writing to tests/output/<name>.log, printed whole when the

@@ -16,7 +16,8 @@ TEMPLATES = [
     "roles/scratch/templates/scratch-attempt.sh.j2",
     "roles/job_identity/templates/job-identity-prolog.sh.j2",
 ]
-SCRIPTS = ["scripts/sanity", "scripts/docs-lint", "scripts/artifact-check", "scripts/installed-artifact.sh",
+SCRIPTS = ["scripts/sanity", "scripts/docs-lint", "scripts/artifact-check", "scripts/installed-check",
+           "scripts/installed-artifact.sh",
            "scripts/lab-member-key", "roles/slurm/files/pharos-slurm-resolve-users"]
 
 
