@@ -39,8 +39,9 @@ class ActionModule(ActionBase):
         # Also where the step is pending: a dry run that predicts a step its real run could not
         # make, for want of a collection on this controller, would pass and mislead.
         found = self._find_module(options["module"]) if options["module"] else None
+        predicted = dict(changed=True, predicted=True, msg=options["prediction"], _ansible_verbose_always=True)
         if self._task.check_mode and options["pending"]:
-            result.update(changed=True, predicted=True, msg=options["prediction"], _ansible_verbose_always=True)
+            result.update(predicted)
             return result
         if found is None:
             result.update(skipped=True, msg="Nothing to predict: the step this stands for runs as a task of its own.")
@@ -53,7 +54,7 @@ class ActionModule(ActionBase):
         # A host without package lists (a container from a Debian image) cannot look up a
         # package it lacks; a real run refreshes the lists first, so the install is predicted.
         if packages and self._task.check_mode and not self._apt_has_lists():
-            result.update(changed=True, predicted=True, msg=options["prediction"], _ansible_verbose_always=True)
+            result.update(predicted)
             return result
         if unit and self._service_running_and_enabled(unit):
             result.update(changed=False, in_place=True, msg=f"Already running and enabled at boot: {unit}.")
