@@ -46,6 +46,13 @@ options:
       - Seconds each network probe waits for an answer.
     type: float
     default: 10.0
+  journal_lines:
+    description:
+      - Read this many of the last lines of each unit's journal, and report in RV(journal) each
+        unit's last line, its last cycle that logged no error, and its last error.
+      - V(0), the default, reads no journal.
+    type: int
+    default: 0
 requirements:
   - systemd and PyYAML (Debian C(python3-yaml)) on the managed host.
   - httpx on the managed host for the V(offering) and V(site_api) probes.
@@ -100,22 +107,44 @@ health:
   returned: when O(probes) is given
   type: list
   elements: dict
+journal:
+  description:
+    - For each unit of the last activation, from its journal's last O(journal_lines) lines -
+      C(last_log), its last line with its time; C(last_good_cycle), when the last cycle that
+      logged no error ended; C(last_error), the time and message of the last error; and
+      C(last_cycle_failed), true when the most recent cycle logged an error.
+    - A cycle of the Site agent is one pass over its offerings; the SSH access agent logs one line a
+      cycle. Times are ISO 8601 in UTC; each is null when the lines read hold none.
+  returned: when O(journal_lines) is above 0
+  type: dict
 """
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.pharos.hpc.plugins.module_utils.release.contents import YAML_IMPORT_ERROR
+from ansible_collections.pharos.hpc.plugins.module_utils.release.cycles import journal_entries, summary
 from ansible_collections.pharos.hpc.plugins.module_utils.release.systemd import Systemctl
 from ansible_collections.pharos.hpc.plugins.module_utils.release.run import PROBES, RunError, run, token_reader
 
 REPORTED = ("current", "previous", "installed", "active_record", "unit_states", "units")
 
 
+def journal(module, unit):
+    argv = [module.get_bin_path("journalctl") or "journalctl", "--unit", unit, "--lines",
+            str(module.params["journal_lines"]), "--output", "json", "--output-fields", "MESSAGE", "--no-pager",
+            "--quiet"]
+    rc, out, err = module.run_command(argv)
+    if rc != 0:
+        module.fail_json(msg="%s failed (exit %d): %s" % (" ".join(argv), rc, (err or out).strip()[-600:]))
+    return summary(journal_entries(out))
+
+
 def main():
     module = AnsibleModule(argument_spec=dict(
         root=dict(type="path", default="/"), site_env=dict(type="path"),
         probes=dict(type="list", elements="str", choices=list(PROBES), default=[]),
-        probe_timeout=dict(type="float", default=10.0)), supports_check_mode=True)
+        probe_timeout=dict(type="float", default=10.0), journal_lines=dict(type="int", default=0)),
+        supports_check_mode=True)
     if YAML_IMPORT_ERROR is not None:
         module.fail_json(msg=missing_required_lib("PyYAML (Debian: python3-yaml)"), exception=YAML_IMPORT_ERROR)
     params = dict(state="info", root=module.params["root"], site_env=module.params["site_env"], archive=None,
@@ -130,6 +159,8 @@ def main():
     reported = dict((key, result.get(key)) for key in REPORTED)
     if "health" in result:
         reported["health"] = result["health"]
+    if module.params["journal_lines"] > 0:
+        reported["journal"] = dict((unit, journal(module, unit)) for unit in reported["units"] or [])
     module.exit_json(changed=False, **reported)
 
 

@@ -1,0 +1,70 @@
+# -*- coding: utf-8 -*-
+# Copyright: Pharos HPC engineering
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The agents' cycles as their journals tell them: the last line, the last cycle that logged no
+error, and the last error.
+
+Both agents log one JSON object a line. The Site agent (upstream waldur-site-agent, through
+structlog) begins each pass over its offerings with "Number of offerings to process ..." and
+logs what fails at level error; a pass is good when nothing in it is an error. The SSH access
+agent logs one line a cycle, as event "cycle" when it succeeded and "error" when it did not.
+Lines that are not JSON (systemd's own, a traceback) belong to no cycle."""
+
+from __future__ import annotations
+
+import datetime
+import json
+
+PASS_BEGINS = "Number of offerings to process"
+ONE_LINE_CYCLES = ("cycle", "error")
+ERROR_LEVELS = ("error", "critical")
+MESSAGE_LIMIT = 300
+
+
+def journal_entries(text):
+    """(time, message) of each entry of `journalctl --output json`, oldest first."""
+    entries = []
+    for line in text.splitlines():
+        try:
+            entry = json.loads(line)
+            microseconds = int(entry["__REALTIME_TIMESTAMP"])
+        except (ValueError, KeyError, TypeError):
+            continue
+        message = entry.get("MESSAGE")
+        if isinstance(message, list):  # journald gives a message that is not UTF-8 as its bytes
+            message = bytes(message).decode("utf-8", "replace")
+        moment = datetime.datetime.fromtimestamp(microseconds / 1e6, datetime.timezone.utc)
+        entries.append((moment.isoformat(timespec="seconds"), message or ""))
+    return entries
+
+
+def _record(message):
+    try:
+        record = json.loads(message)
+    except ValueError:
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def summary(entries):
+    """The last line, the end of the last cycle without an error, and the last error, of
+    journal_entries(); `last_cycle_failed` when the most recent cycle logged an error."""
+    cycles = []  # {"end": time, "good": bool}, oldest first
+    last_error = None
+    for moment, message in entries:
+        record = _record(message)
+        if record is None:
+            continue
+        event = str(record.get("event", ""))
+        if event.startswith(PASS_BEGINS) or event in ONE_LINE_CYCLES:
+            cycles.append({"good": True})
+        if str(record.get("level", "")).lower() in ERROR_LEVELS or event == "error":
+            last_error = {"time": moment, "message": str(record.get("message") or event)[:MESSAGE_LIMIT]}
+            if cycles:
+                cycles[-1]["good"] = False
+        if cycles:
+            cycles[-1]["end"] = moment
+    good = [cycle["end"] for cycle in cycles if cycle["good"]]
+    return {"last_log": "%s %s" % entries[-1] if entries else None,
+            "last_good_cycle": good[-1] if good else None, "last_error": last_error,
+            "last_cycle_failed": bool(cycles) and not cycles[-1]["good"]}
