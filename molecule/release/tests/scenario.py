@@ -34,7 +34,8 @@ ALL_UNITS = SITE_AGENT_UNITS + [SSH_ACCESS_UNIT]
 def run_playbook(playbook, *options, extra_vars=None, as_json=False, succeed=True, interrupt_after=None):
     """ansible-playbook playbooks/<playbook> on the scenario's inventory, as an administrator runs it.
 
-    With succeed=False a failed run is returned too, as (return code, output). With
+    With succeed=False a failed run is returned too, as (return code, output), the output
+    parsed when as_json. With
     interrupt_after, the run is killed as soon as the task of that name changed something
     (tests/fixtures/interrupt), and (return code, output) is returned."""
     command = [str(Path(sys.executable).parent / "ansible-playbook"),
@@ -52,7 +53,7 @@ def run_playbook(playbook, *options, extra_vars=None, as_json=False, succeed=Tru
     result = subprocess.run(command, cwd=PROJECT, env=environment, capture_output=True, text=True, timeout=900,
                             check=False)
     if not succeed:
-        return result.returncode, result.stdout + result.stderr
+        return result.returncode, json.loads(result.stdout) if as_json else result.stdout + result.stderr
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
     return json.loads(result.stdout) if as_json else result.stdout
 
