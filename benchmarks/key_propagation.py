@@ -3,7 +3,7 @@
 
 Runs against `make lab` (full mode), or the journey scenario's Site (adopt mode, with --container
 and --state): the SSH access agent's stand-in polls the Site API every
-icarus_hpc_ssh_access_poll_seconds and writes keys over ldapi as pharos-ssh-access, and sshd's key
+pharos_ssh_access_poll_seconds and writes keys over ldapi as pharos-ssh-access, and sshd's key
 command reads them from the directory at each login. Each trial submits a fresh key for a
 benchmark member to the Site API's stand-in, as the control plane grants it, and times until
 `ssh` with that key logs in; then it revokes the key the same way and times until the login is
@@ -43,11 +43,11 @@ def site_values():
 
 
 def site_window():
-    """The window the journey asserts: icarus_hpc_key_window_seconds, never above the cache
+    """The window the journey asserts: pharos_key_window_seconds, never above the cache
     lifetime plus the agent's poll."""
     site = site_values()
-    return min(site["icarus_hpc_key_window_seconds"],
-               site["icarus_hpc_cache_seconds"] + site["icarus_hpc_ssh_access_poll_seconds"])
+    return min(site["pharos_key_window_seconds"],
+               site["pharos_cache_seconds"] + site["pharos_ssh_access_poll_seconds"])
 
 
 def inside(container, script, check=True):
@@ -150,7 +150,7 @@ def main():
     rows = []
     # A member submits or revokes at any moment of the agent's cycle: without a random pause each
     # trial would start right after the cycle that ended the one before, always a full poll away.
-    poll = site_values()["icarus_hpc_ssh_access_poll_seconds"]
+    poll = site_values()["pharos_ssh_access_poll_seconds"]
     for run in range(1, arguments.runs + 1):
         time.sleep(random.uniform(0, poll))
         submit(url, arguments.state, [new_key(arguments.container)])

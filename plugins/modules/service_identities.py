@@ -55,8 +55,8 @@ EXAMPLES = r"""
 - name: Check the Site agent's account and group before any change
   pharos.hpc.service_identities:
     identities:
-      - {kind: user, name: pharos-agent, id: 4100001, setting: icarus_hpc_agent_uid}
-      - {kind: group, name: pharos-agent, id: 4100001, setting: icarus_hpc_agent_gid}
+      - {kind: user, name: pharos-agent, id: 4100001, setting: pharos_agent_uid}
+      - {kind: group, name: pharos-agent, id: 4100001, setting: pharos_agent_gid}
   register: identities
 
 - name: Stop on any conflict

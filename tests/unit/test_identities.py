@@ -8,32 +8,32 @@ from ansible_collections.pharos.hpc.plugins.modules import service_identities
 
 
 def test_an_absent_name_with_a_free_id_and_a_present_name_with_its_own_id_are_no_conflict():
-    assert conflicts([Planned("user", "pharos-test-absent", 4099999, "icarus_hpc_agent_uid"),
-                      Planned("user", "root", 0, "icarus_hpc_agent_uid"),
-                      Planned("group", "daemon", 1, "icarus_hpc_agent_gid")]) == []
+    assert conflicts([Planned("user", "pharos-test-absent", 4099999, "pharos_agent_uid"),
+                      Planned("user", "root", 0, "pharos_agent_uid"),
+                      Planned("group", "daemon", 1, "pharos_agent_gid")]) == []
 
 
 def test_an_account_that_exists_with_another_uid_is_named_with_both_ids_and_the_fix():
-    found = conflicts([Planned("user", "daemon", 4100001, "icarus_hpc_agent_uid")])
+    found = conflicts([Planned("user", "daemon", 4100001, "pharos_agent_uid")])
     assert found == [
-        "the account daemon exists with UID 1, but the Site plans UID 4100001 for it (icarus_hpc_agent_uid); "
-        "the run would renumber it, and the files it owns would keep 1. Set icarus_hpc_agent_uid: 1, or "
+        "the account daemon exists with UID 1, but the Site plans UID 4100001 for it (pharos_agent_uid); "
+        "the run would renumber it, and the files it owns would keep 1. Set pharos_agent_uid: 1, or "
         "renumber it yourself (usermod -u 4100001 daemon) and give its files the new number."]
 
 
 def test_an_id_that_another_name_holds_is_named_with_its_holder():
-    found = conflicts([Planned("user", "pharos-runtime-test", 1, "icarus_hpc_scratch_runtime_uid")])
+    found = conflicts([Planned("user", "pharos-runtime-test", 1, "pharos_scratch_runtime_uid")])
     assert found == [
-        "UID 1, which the Site plans for the account pharos-runtime-test (icarus_hpc_scratch_runtime_uid), "
+        "UID 1, which the Site plans for the account pharos-runtime-test (pharos_scratch_runtime_uid), "
         "belongs to daemon already; two names would share it. Choose a free UID for "
-        "icarus_hpc_scratch_runtime_uid, or move daemon to another UID."]
+        "pharos_scratch_runtime_uid, or move daemon to another UID."]
 
 
 def test_a_group_is_checked_by_gid_in_both_directions():
-    found = conflicts([Planned("group", "daemon", 0, "icarus_hpc_scratch_group_gid")])
+    found = conflicts([Planned("group", "daemon", 0, "pharos_scratch_group_gid")])
     assert len(found) == 2
     assert found[0].startswith("the group daemon exists with GID 1, but the Site plans GID 0")
-    assert found[1].startswith("GID 0, which the Site plans for the group daemon (icarus_hpc_scratch_group_gid), "
+    assert found[1].startswith("GID 0, which the Site plans for the group daemon (pharos_scratch_group_gid), "
                                "belongs to root already")
 
 

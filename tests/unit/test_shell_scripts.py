@@ -36,13 +36,13 @@ def lab_variables():
     for role in ("scratch", "job_identity"):
         variables.update(yaml.safe_load((PROJECT / "roles" / role / "defaults/main.yml").read_text()))
     variables.update(
-        scratch_root=site["icarus_hpc_scratch_root"],
-        scratch_member_uid_min=site["icarus_hpc_member_uid_min"],
-        scratch_member_uid_max=site["icarus_hpc_member_uid_max"],
-        job_identity_member_uid_min=site["icarus_hpc_member_uid_min"],
-        job_identity_member_uid_max=site["icarus_hpc_member_uid_max"],
-        job_identity_member_gid_min=site["icarus_hpc_member_gid_min"],
-        job_identity_member_gid_max=site["icarus_hpc_member_gid_max"],
+        scratch_root=site["pharos_scratch_root"],
+        scratch_member_uid_min=site["pharos_member_uid_min"],
+        scratch_member_uid_max=site["pharos_member_uid_max"],
+        job_identity_member_uid_min=site["pharos_member_uid_min"],
+        job_identity_member_uid_max=site["pharos_member_uid_max"],
+        job_identity_member_gid_min=site["pharos_member_gid_min"],
+        job_identity_member_gid_max=site["pharos_member_gid_max"],
     )
     return variables
 

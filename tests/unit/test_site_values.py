@@ -57,28 +57,28 @@ def test_a_site_started_from_the_shipped_examples_reads_no_file_of_its_files_as_
 
 
 @pytest.mark.parametrize(("values", "named"), [
-    ({"icarus_hpc_slurm_staging_cpus": 0}, "icarus_hpc_slurm_staging_cpus is 0"),
-    ({"icarus_hpc_slurm_staging_memory_mib": -512}, "icarus_hpc_slurm_staging_memory_mib is -512"),
-    ({"icarus_hpc_slurm_staging_time_minutes": "10"}, 'icarus_hpc_slurm_staging_time_minutes is "10"'),
-    ({"icarus_hpc_slurm_staging_cpus": 1.5}, "icarus_hpc_slurm_staging_cpus is 1.5"),
-    ({"icarus_hpc_cache_seconds": True}, "icarus_hpc_cache_seconds is true"),
-    ({"icarus_hpc_ssh_access_poll_seconds": 0}, "icarus_hpc_ssh_access_poll_seconds is 0"),
-    ({"icarus_hpc_ssh_access_poll_seconds": 120},
-     "icarus_hpc_ssh_access_poll_seconds (120) must be below icarus_hpc_key_window_seconds (120)"),
-    ({"icarus_hpc_slurm_compute_max_time_hours": None}, "icarus_hpc_slurm_compute_max_time_hours is null"),
-    ({"icarus_hpc_member_uid_min": 5500000}, "member UID range 5500000-5499999"),
-    ({"icarus_hpc_member_gid_min": 100}, "member GID range 100-5549999"),
-    ({"icarus_hpc_project_gid_min": 5540000}, "Member GIDs 5500000-5549999 and project GIDs 5540000-5599999 overlap"),
-    ({"icarus_hpc_scratch_root": "scratch/pharos"}, "icarus_hpc_scratch_root (scratch/pharos)"),
-    ({"icarus_hpc_scratch_root": "/scratch/pharos/"}, "icarus_hpc_scratch_root (/scratch/pharos/)"),
-    ({"icarus_hpc_scratch_root": "/scratch/../etc"}, "icarus_hpc_scratch_root (/scratch/../etc)"),
-    ({"icarus_hpc_scratch_group": "Pharos Users"}, "icarus_hpc_scratch_group (Pharos Users)"),
-    ({"icarus_hpc_ldap_suffix": "o=Pharos"}, "icarus_hpc_ldap_suffix (o=Pharos)"),
-    ({"icarus_hpc_scratch_group_gid": 100}, "icarus_hpc_scratch_group_gid is 100"),
-    ({"icarus_hpc_scratch_runtime_uid": 5000042}, "icarus_hpc_scratch_runtime_uid is 5000042"),
-    ({"icarus_hpc_scratch_runtime_uid": 4800}, "icarus_hpc_scratch_group_gid and icarus_hpc_scratch_runtime_uid must differ"),
-    ({"icarus_hpc_scratch_members": "pharosalice"}, 'icarus_hpc_scratch_members is "pharosalice"'),
-    ({"icarus_hpc_scratch_members": ["Alice Smith"]}, "icarus_hpc_scratch_members is [\"Alice Smith\"]"),
+    ({"pharos_slurm_staging_cpus": 0}, "pharos_slurm_staging_cpus is 0"),
+    ({"pharos_slurm_staging_memory_mib": -512}, "pharos_slurm_staging_memory_mib is -512"),
+    ({"pharos_slurm_staging_time_minutes": "10"}, 'pharos_slurm_staging_time_minutes is "10"'),
+    ({"pharos_slurm_staging_cpus": 1.5}, "pharos_slurm_staging_cpus is 1.5"),
+    ({"pharos_cache_seconds": True}, "pharos_cache_seconds is true"),
+    ({"pharos_ssh_access_poll_seconds": 0}, "pharos_ssh_access_poll_seconds is 0"),
+    ({"pharos_ssh_access_poll_seconds": 120},
+     "pharos_ssh_access_poll_seconds (120) must be below pharos_key_window_seconds (120)"),
+    ({"pharos_slurm_compute_max_time_hours": None}, "pharos_slurm_compute_max_time_hours is null"),
+    ({"pharos_member_uid_min": 5500000}, "member UID range 5500000-5499999"),
+    ({"pharos_member_gid_min": 100}, "member GID range 100-5549999"),
+    ({"pharos_project_gid_min": 5540000}, "Member GIDs 5500000-5549999 and project GIDs 5540000-5599999 overlap"),
+    ({"pharos_scratch_root": "scratch/pharos"}, "pharos_scratch_root (scratch/pharos)"),
+    ({"pharos_scratch_root": "/scratch/pharos/"}, "pharos_scratch_root (/scratch/pharos/)"),
+    ({"pharos_scratch_root": "/scratch/../etc"}, "pharos_scratch_root (/scratch/../etc)"),
+    ({"pharos_scratch_group": "Pharos Users"}, "pharos_scratch_group (Pharos Users)"),
+    ({"pharos_ldap_suffix": "o=Pharos"}, "pharos_ldap_suffix (o=Pharos)"),
+    ({"pharos_scratch_group_gid": 100}, "pharos_scratch_group_gid is 100"),
+    ({"pharos_scratch_runtime_uid": 5000042}, "pharos_scratch_runtime_uid is 5000042"),
+    ({"pharos_scratch_runtime_uid": 4800}, "pharos_scratch_group_gid and pharos_scratch_runtime_uid must differ"),
+    ({"pharos_scratch_members": "pharosalice"}, 'pharos_scratch_members is "pharosalice"'),
+    ({"pharos_scratch_members": ["Alice Smith"]}, "pharos_scratch_members is [\"Alice Smith\"]"),
 ], ids=value_id)
 def test_a_bad_value_is_named_and_no_host_is_contacted(project, tmp_path, values, named):
     assert_refused_before_any_host(run_site(project, tmp_path, **values), named)
@@ -98,7 +98,7 @@ def test_a_site_value_missing_from_the_inventory_is_named_with_the_fix(project, 
     shutil.copytree(project / "inventories" / "lab", inventory)
     site = inventory / "group_vars" / "all" / "site.yml"
     site.write_text("".join(line for line in site.read_text().splitlines(keepends=True)
-                            if not line.startswith("icarus_hpc_member_uid_min:")))
+                            if not line.startswith("pharos_member_uid_min:")))
     result = run_site(project, tmp_path, str(inventory))
-    assert_refused_before_any_host(result, 'icarus_hpc_member_uid_min is "unset": it must be a positive integer')
+    assert_refused_before_any_host(result, 'pharos_member_uid_min is "unset": it must be a positive integer')
     assert "No variable named" not in result.stdout + result.stderr

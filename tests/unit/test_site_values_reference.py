@@ -14,7 +14,7 @@ def referenced(project):
 
 def test_every_value_validate_yml_reads_is_in_the_reference(project):
     validate = (project / "playbooks" / "validate.yml").read_text()
-    checked = set(re.findall(r"\b(icarus_hpc_[a-z_]+?)(?:/max)?\b", validate))
+    checked = set(re.findall(r"\b(pharos_[a-z_]+?)(?:/max)?\b", validate))
     assert checked, "validate.yml reads no Site value"
     assert sorted(checked - referenced(project)) == []
 
@@ -24,5 +24,5 @@ def test_every_value_of_the_production_example_is_in_the_reference(project):
     example = {}
     for name in ("site.yml", "release.yml", "secrets.yml"):
         example.update(yaml.safe_load((group_vars / name).read_text()))
-    assert "icarus_hpc_site_mode" in example
+    assert "pharos_site_mode" in example
     assert sorted(set(example) - referenced(project)) == []

@@ -25,7 +25,7 @@ SUFFIX = "dc=pharos,dc=lab"
 PEOPLE, GROUPS = f"ou=people,ou=pharos,{SUFFIX}", f"ou=groups,ou=pharos,{SUFFIX}"
 # The Site's SSSD cache lifetime: its [nss] memcache_timeout and the pharos domain's.
 CACHE_SECONDS = yaml.safe_load((Path(__file__).resolve().parents[1] / "host_vars" / f"{LOGIN}.yml")
-                               .read_text(encoding="utf-8"))["icarus_hpc_cache_seconds"]
+                               .read_text(encoding="utf-8"))["pharos_cache_seconds"]
 SSHD_READS_KEYS = f"runuser -u pharos-keys -- /usr/bin/python3 -I /usr/local/libexec/pharos/directory-keys {MEMBER}"
 
 
@@ -282,9 +282,9 @@ def test_site_lines_that_conflict_with_pharos_stop_the_run_before_any_change(sit
 
 @pytest.mark.parametrize(("target", "change", "undo", "named"), [
     (LOGIN, "usermod -u 4100099 pharos-agent", "usermod -u 4100001 pharos-agent",
-     "the account pharos-agent exists with UID 4100099, but the Site plans UID 4100001 for it (icarus_hpc_agent_uid)"),
+     "the account pharos-agent exists with UID 4100099, but the Site plans UID 4100001 for it (pharos_agent_uid)"),
     (NODE, "usermod -l site-squatter pharos-runtime", "usermod -l pharos-runtime site-squatter",
-     "UID 4801, which the Site plans for the account pharos-runtime (icarus_hpc_scratch_runtime_uid), "
+     "UID 4801, which the Site plans for the account pharos-runtime (pharos_scratch_runtime_uid), "
      "belongs to site-squatter already"),
 ], ids=["an agent account with another UID", "the Runtime's UID held by another name"])
 def test_a_service_identity_the_host_holds_otherwise_stops_the_run_before_any_change(target, change, undo, named):

@@ -27,7 +27,7 @@ def test_member_job_runs_as_the_member_on_the_partitions_node(host, partition, n
 
 
 def test_compute_partition_takes_a_job_larger_than_the_staging_limits(host):
-    cpus = site_value(host, "icarus_hpc_slurm_staging_cpus") + 1
+    cpus = site_value(host, "pharos_slurm_staging_cpus") + 1
     result = as_member(host, "pharosalice",
                        f"timeout 60 srun -A {ACCOUNT} -p compute -c {cpus} -t 1 true")
     assert result.rc == 0, result.stderr
@@ -40,9 +40,9 @@ def test_compute_partition_takes_a_job_larger_than_the_staging_limits(host):
 ])
 def test_staging_job_over_a_limit_is_refused_at_submission(host, option, message):
     request = {
-        "cpus": f"-c {site_value(host, 'icarus_hpc_slurm_staging_cpus') + 1}",
-        "memory": f"--mem={site_value(host, 'icarus_hpc_slurm_staging_memory_mib') + 1}",
-        "time": f"-t {site_value(host, 'icarus_hpc_slurm_staging_time_minutes') + 1}",
+        "cpus": f"-c {site_value(host, 'pharos_slurm_staging_cpus') + 1}",
+        "memory": f"--mem={site_value(host, 'pharos_slurm_staging_memory_mib') + 1}",
+        "time": f"-t {site_value(host, 'pharos_slurm_staging_time_minutes') + 1}",
     }[option]
     result = as_member(host, "pharosbob",
                        f"sbatch -A {ACCOUNT} -p staging {request} --wrap true")

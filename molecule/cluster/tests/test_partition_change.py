@@ -22,7 +22,7 @@ STAGING = "pharos-cluster-staging"
 
 
 def converge(*options, limit_minutes=None):
-    extra = None if limit_minutes is None else {"icarus_hpc_slurm_staging_time_minutes": limit_minutes}
+    extra = None if limit_minutes is None else {"pharos_slurm_staging_time_minutes": limit_minutes}
     return run_playbook(SITE, "--limit", CONTROLLER, *options, extra_vars=extra)
 
 
@@ -49,7 +49,7 @@ def slurmdbd_pid(host):
 
 @pytest.fixture(scope="module")
 def original_minutes(host):
-    return host.ansible.get_variables()["icarus_hpc_slurm_staging_time_minutes"]
+    return host.ansible.get_variables()["pharos_slurm_staging_time_minutes"]
 
 
 def test_a_changed_staging_limit_is_predicted_and_applied_by_reconfigure(host, original_minutes):

@@ -59,7 +59,7 @@ def rotated(host):
         "slurm_db_password": "rotated-slurmdbd-" + secrets.token_hex(12),
         "openldap_agent_password": "rotated-agent-" + secrets.token_hex(12),
         "openldap_sssd_reader_password": "rotated-reader-" + secrets.token_hex(12),
-        "icarus_hpc_slurm_staging_time_minutes": staging_minutes + 1,
+        "pharos_slurm_staging_time_minutes": staging_minutes + 1,
     }
 
 
@@ -122,7 +122,7 @@ def test_the_next_run_restarts_every_daemon_left_behind_and_ends_green(host, rot
     configured = host.run("scontrol show config").stdout.splitlines()[0]
     assert configured.startswith("Configuration data as of "), configured
     assert time.mktime(time.strptime(configured.split(" as of ")[1], "%Y-%m-%dT%H:%M:%S")) >= int(killed_at) - 1
-    minutes = rotated["icarus_hpc_slurm_staging_time_minutes"]
+    minutes = rotated["pharos_slurm_staging_time_minutes"]
     assert f"MaxTime=00:{minutes:02d}:00" in host.run("scontrol -o show partition staging").stdout
 
 
@@ -178,7 +178,7 @@ def changed_tasks(result):
 def test_the_run_after_the_rotation_repairs_six_drifts_exactly_as_check_mode_predicted_them(host, rotated):
     """The run after the rotation changes only what was changed by hand since; check mode predicts
     each of those changes once, handlers included, and changes nothing itself, apt's lists included."""
-    scratch_root = host.ansible.get_variables()["icarus_hpc_scratch_root"]
+    scratch_root = host.ansible.get_variables()["pharos_scratch_root"]
     converged = site_state(scratch_root)
     for name, drift, command in DRIFTS:
         made = node(name).run(command.format(scratch_root=scratch_root))
@@ -232,7 +232,7 @@ def test_a_member_token_works_on_the_new_hs256_key(host):
 
 def test_the_directory_takes_the_new_service_passwords_and_refuses_the_old(host, rotated):
     variables = host.ansible.get_variables()
-    agent = f"cn=pharos-agent,ou=services,ou=pharos,{variables['icarus_hpc_ldap_suffix']}"
+    agent = f"cn=pharos-agent,ou=services,ou=pharos,{variables['pharos_ldap_suffix']}"
     for password, works in [(rotated["openldap_agent_password"], True), (variables["openldap_agent_password"], False)]:
         path = put_root_only(host, "agent-bind", password)
         bind = host.run(f"ldapwhoami -x -H ldap://127.0.0.1/ -D {agent} -y {path}; status=$?; rm -f {path}; exit $status")
@@ -242,7 +242,7 @@ def test_the_directory_takes_the_new_service_passwords_and_refuses_the_old(host,
 
 
 def test_a_member_logs_in_with_a_directory_key_through_sssd_on_the_new_reader_password(host):
-    suffix = host.ansible.get_variables()["icarus_hpc_ldap_suffix"]
+    suffix = host.ansible.get_variables()["pharos_ldap_suffix"]
     member, people, groups = "pharosalice", f"ou=people,ou=pharos,{suffix}", f"ou=groups,ou=pharos,{suffix}"
     public = host.check_output("rm -f /root/rotation-key /root/rotation-key.pub && "
                                "ssh-keygen -q -t ed25519 -N '' -f /root/rotation-key && cat /root/rotation-key.pub")

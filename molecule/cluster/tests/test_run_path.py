@@ -80,7 +80,7 @@ def test_a_jobs_comment_is_kept_in_accounting(host):
 
 
 def test_a_job_asking_for_more_than_the_compute_partitions_time_is_refused(host):
-    hours = host.ansible.get_variables()["icarus_hpc_slurm_compute_max_time_hours"]
+    hours = host.ansible.get_variables()["pharos_slurm_compute_max_time_hours"]
     refused = host.run(f"runuser -u {MEMBER} -- sbatch -A {ACCOUNT} -p compute -t {hours + 1}:00:00 --wrap true")
     assert refused.rc != 0, refused.stdout
     assert "Requested time limit is invalid" in refused.stderr

@@ -40,8 +40,8 @@ def test_an_agent_account_with_another_uid_stops_the_run_before_any_change(host)
     message = refused_while(host, "usermod -u 4100099 pharos-agent", f"usermod -u {AGENT_UID} pharos-agent")
     assert "Stopped before any change on pharos-cluster-login" in message
     assert (f"the account pharos-agent exists with UID 4100099, but the Site plans UID {AGENT_UID} for it "
-            "(icarus_hpc_agent_uid)") in message
-    assert "Set icarus_hpc_agent_uid: 4100099, or renumber it yourself" in message
+            "(pharos_agent_uid)") in message
+    assert "Set pharos_agent_uid: 4100099, or renumber it yourself" in message
     assert host.user("pharos-agent").uid == AGENT_UID
 
 
@@ -50,5 +50,5 @@ def test_the_runtimes_uid_held_by_another_name_stops_the_run_before_any_change(c
                             "usermod -l pharos-runtime pharos-squatter")
     assert f"Stopped before any change on {NODE}" in message
     assert (f"UID {RUNTIME_UID}, which the Site plans for the account pharos-runtime "
-            "(icarus_hpc_scratch_runtime_uid), belongs to pharos-squatter already") in message
+            "(pharos_scratch_runtime_uid), belongs to pharos-squatter already") in message
     assert compute.user("pharos-runtime").uid == RUNTIME_UID

@@ -25,17 +25,17 @@ class Directory:
     def __init__(self, host):
         self.host = host
         site = host.ansible.get_variables()
-        self.suffix = site["icarus_hpc_ldap_suffix"]
+        self.suffix = site["pharos_ldap_suffix"]
         self.pharos = "ou=pharos," + self.suffix
         self.people = "ou=people," + self.pharos
         self.groups = "ou=groups," + self.pharos
         self.services = "ou=services," + self.pharos
         self.agent = "cn=pharos-agent," + self.services
         self.reader = "cn=sssd-reader," + self.services
-        self.uid_min = site["icarus_hpc_member_uid_min"]
-        self.uid_max = site["icarus_hpc_member_uid_max"]
-        self.gid_min = site["icarus_hpc_member_gid_min"]
-        self.project_gid_max = site["icarus_hpc_project_gid_max"]
+        self.uid_min = site["pharos_member_uid_min"]
+        self.uid_max = site["pharos_member_uid_max"]
+        self.gid_min = site["pharos_member_gid_min"]
+        self.project_gid_max = site["pharos_project_gid_max"]
         # Passwords reach the tools through 0600 files, never through argv.
         for name, password in (("agent", site["openldap_agent_password"]),
                                ("reader", site["openldap_sssd_reader_password"])):

@@ -46,12 +46,12 @@ class Identities:
     def __init__(self, host):
         self.host = host
         site = host.ansible.get_variables()
-        pharos = "ou=pharos," + site["icarus_hpc_ldap_suffix"]
+        pharos = "ou=pharos," + site["pharos_ldap_suffix"]
         self.people = "ou=people," + pharos
         self.groups = "ou=groups," + pharos
         self.agent = "cn=pharos-agent,ou=services," + pharos
-        self.uid = site["icarus_hpc_member_uid_min"] + 42
-        self.gid = site["icarus_hpc_member_gid_min"] + 42
+        self.uid = site["pharos_member_uid_min"] + 42
+        self.gid = site["pharos_member_gid_min"] + 42
         write_root_only(host, "/root/.pharos-login-agent.pw", site["openldap_agent_password"])
 
     def as_agent(self, tool, ldif):
@@ -134,7 +134,7 @@ def test_a_key_logs_in_at_the_first_login_after_it_is_written_and_is_refused_at_
 
 
 def test_while_slapd_is_stopped_the_key_last_read_logs_in_for_the_cache_lifetime_and_no_longer(host, identities):
-    lifetime = host.ansible.get_variables()["icarus_hpc_cache_seconds"]
+    lifetime = host.ansible.get_variables()["pharos_cache_seconds"]
     key = "/root/%s-key" % MEMBER
     write_key(identities, host.file(key + ".pub").content_string.strip())
     assert ssh(host, MEMBER, key).rc == 0
@@ -224,7 +224,7 @@ LATE_ADMIN = "late-admin"
 def after_the_caches(host, user, key):
     """One login attempt once every cached answer about the user has expired. One attempt, not a
     loop: sshd's per-source penalties would soon refuse every login from this address."""
-    time.sleep(3 * host.ansible.get_variables()["icarus_hpc_cache_seconds"] + 2)
+    time.sleep(3 * host.ansible.get_variables()["pharos_cache_seconds"] + 2)
     return ssh(host, user, key)
 
 

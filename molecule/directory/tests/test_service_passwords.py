@@ -30,7 +30,7 @@ class Services:
     def __init__(self, host):
         self.host = host
         site = host.ansible.get_variables()
-        services = "ou=services,ou=pharos," + site["icarus_hpc_ldap_suffix"]
+        services = "ou=services,ou=pharos," + site["pharos_ldap_suffix"]
         self.agent = "cn=pharos-agent," + services
         self.reader = "cn=sssd-reader," + services
         self.passwords = {self.agent: site["openldap_agent_password"],

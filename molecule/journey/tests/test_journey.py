@@ -26,11 +26,11 @@ def key_window(host):
     """The Site's window for a key, never above the cache lifetime plus the agent's poll
     (docs/directory.md, "Keys at login"), and how it was reached."""
     site = host.ansible.get_variables()
-    window = min(site["icarus_hpc_key_window_seconds"],
-                 site["icarus_hpc_cache_seconds"] + site["icarus_hpc_ssh_access_poll_seconds"])
-    return window, "the Site's window is %d s (icarus_hpc_key_window_seconds %d, cache %d s + poll %d s)" % (
-        window, site["icarus_hpc_key_window_seconds"], site["icarus_hpc_cache_seconds"],
-        site["icarus_hpc_ssh_access_poll_seconds"])
+    window = min(site["pharos_key_window_seconds"],
+                 site["pharos_cache_seconds"] + site["pharos_ssh_access_poll_seconds"])
+    return window, "the Site's window is %d s (pharos_key_window_seconds %d, cache %d s + poll %d s)" % (
+        window, site["pharos_key_window_seconds"], site["pharos_cache_seconds"],
+        site["pharos_ssh_access_poll_seconds"])
 
 
 def within_window(host, condition, since, what):
@@ -118,14 +118,14 @@ def test_a_membership_becomes_a_directory_account_with_the_uid_and_gid_waldur_pi
     for name, user in members.items():
         pinned = offering_user(host, name)
         assert (user.uid, user.gid) == (pinned["uidnumber"], pinned["primarygroup"])
-        assert site["icarus_hpc_member_uid_min"] <= user.uid <= site["icarus_hpc_member_uid_max"]
-        assert site["icarus_hpc_member_gid_min"] <= user.gid <= site["icarus_hpc_member_gid_max"]
+        assert site["pharos_member_uid_min"] <= user.uid <= site["pharos_member_uid_max"]
+        assert site["pharos_member_gid_min"] <= user.gid <= site["pharos_member_gid_max"]
         # The group SSSD and sshd admit, and one project group per allocation, in the agent's range.
         assert "pharos-members" in user.groups
         assert ALLOCATIONS_OF[name] <= set(user.groups)
         for allocation in ALLOCATIONS_OF[name]:
             gid = host.group(allocation).gid
-            assert site["icarus_hpc_project_gid_min"] < gid <= site["icarus_hpc_project_gid_max"]
+            assert site["pharos_project_gid_min"] < gid <= site["pharos_project_gid_max"]
 
 
 def test_a_membership_becomes_an_association_on_the_allocation_with_pharos_default(host, members):
@@ -312,7 +312,7 @@ def test_the_same_report_from_a_token_that_only_manages_the_service_provider_is_
 
 
 def people_dn(host):
-    return "ou=people,ou=pharos," + host.ansible.get_variables()["icarus_hpc_ldap_suffix"]
+    return "ou=people,ou=pharos," + host.ansible.get_variables()["pharos_ldap_suffix"]
 
 
 def created_at(host, member):

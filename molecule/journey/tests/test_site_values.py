@@ -12,7 +12,7 @@ def test_site_yml_refuses_a_site_env_that_disagrees_with_the_inventory_before_an
     before = host.check_output("stat -c %Y /etc/sssd/sssd.conf /etc/slurm/slurm.conf")
     rc, output = run_site_playbook("site.yml", extra_vars={"pharos_site_env_file": str(site_env)})
     assert rc != 0
-    assert ("site.env (%s) has PROJECT_GID_MIN=5550100, but the inventory has icarus_hpc_project_gid_min: 5550000"
+    assert ("site.env (%s) has PROJECT_GID_MIN=5550100, but the inventory has pharos_project_gid_min: 5550000"
             % site_env) in output
     # Refused in validate.yml, before the first play that touches a host.
     assert "TASK [Keep the Site agent's group]" not in output

@@ -203,10 +203,10 @@ def test_a_site_env_that_disagrees_with_the_inventory_is_refused_naming_both(hos
     site_env = site_env_with(tmp_path / "site.env", LDAP_BASE_DN="dc=icarus-hpc,dc=pharos", PHAROS_AGENT_UID="4100009")
     rc, output = run_playbook("release.yml", succeed=False, extra_vars={"pharos_site_env_file": site_env})
     assert rc != 0
-    suffix = host.ansible.get_variables()["icarus_hpc_ldap_suffix"]
-    assert ("has LDAP_BASE_DN=dc=icarus-hpc,dc=pharos, but the inventory has icarus_hpc_ldap_suffix: %s" % suffix
+    suffix = host.ansible.get_variables()["pharos_ldap_suffix"]
+    assert ("has LDAP_BASE_DN=dc=icarus-hpc,dc=pharos, but the inventory has pharos_ldap_suffix: %s" % suffix
             in output)
-    assert "has PHAROS_AGENT_UID=4100009, but the inventory has icarus_hpc_agent_uid: 4100001" in output
+    assert "has PHAROS_AGENT_UID=4100009, but the inventory has pharos_agent_uid: 4100001" in output
 
 
 @pytest.fixture
