@@ -7,8 +7,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(CURDIR)/$(VENV)/bin
 # The oldest and the newest ansible-core the collection supports (meta/runtime.yml): .venv holds
-# the oldest with every development tool, .venv-newest the newest with what the unit tests and
-# sanity need, on a Python that ansible-core supports (3.12 or newer).
+# a 2.19 with every development tool, .venv-oldest the first 2.19 alone, .venv-newest the newest
+# with what the unit tests and sanity need, on a Python that ansible-core supports (3.12 or newer).
+VENV_OLDEST := .venv-oldest
 VENV_NEWEST := .venv-newest
 PYTHON_NEWEST ?= $(lastword $(sort $(wildcard /usr/bin/python3.1[2-9] $(HOME)/.pyenv/versions/3.1[2-9]*/bin/python3)))
 export PATH := $(BIN):$(PATH)
@@ -31,8 +32,8 @@ AS_ROOT := $(if $(filter 0,$(shell id -u)),,sudo)
 SCENARIOS := journey cluster default
 BESIDE := directory adopt release
 
-.PHONY: help lab lab-down test setup venv venv-newest tools engine unit static lint sanity docs-lint \
-	changelog-lint artifact precommit newest checks molecule clean
+.PHONY: help lab lab-down test setup venv venv-oldest venv-newest tools engine unit static lint sanity \
+	docs-lint changelog-lint artifact precommit oldest newest checks molecule clean
 
 help:
 	@echo "make lab       set up, bring up the laboratory Site in local containers, print how to use it"
@@ -48,11 +49,11 @@ lab-down: venv
 # pytest, the static checks and the newest ansible-core's run need no container and share
 # nothing, so they run side by side (each one's output printed whole when it ends), in the lane
 # beside the scenarios, which start at once.
-test: setup venv-newest
+test: setup venv-oldest venv-newest
 	@$(MAKE) --no-print-directory molecule CHECKS_FIRST=yes
 
-checks: venv venv-newest
-	@$(MAKE) --no-print-directory --jobs=2 --output-sync=target unit static newest
+checks: venv venv-oldest venv-newest
+	@$(MAKE) --no-print-directory --jobs=2 --output-sync=target unit static oldest newest
 
 # What `make lab` needs too; the newest ansible-core's virtualenv is the tests' alone.
 setup: venv tools engine
@@ -73,6 +74,15 @@ $(VENV)/.installed: requirements-dev.txt constraints-dev.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -r requirements-dev.txt -c constraints-dev.txt
+	@touch $@
+
+venv-oldest: $(VENV_OLDEST)/.installed
+
+$(VENV_OLDEST)/.installed: requirements-oldest.txt constraints-oldest.txt
+	@echo "== virtualenv of the oldest ansible-core"
+	$(PYTHON) -m venv $(VENV_OLDEST)
+	$(VENV_OLDEST)/bin/pip install --quiet --upgrade pip
+	$(VENV_OLDEST)/bin/pip install --quiet -r requirements-oldest.txt -c constraints-oldest.txt
 	@touch $@
 
 venv-newest: $(VENV_NEWEST)/.installed
@@ -122,6 +132,10 @@ artifact: venv
 precommit: venv
 	@echo "== pre-commit checks"
 	pre-commit run --all-files --show-diff-on-failure
+
+oldest: venv-oldest
+	@echo "== the oldest ansible-core ($(VENV_OLDEST)): the installed collection"
+	time env PATH="$(CURDIR)/$(VENV_OLDEST)/bin:$$PATH" scripts/installed-check
 
 newest: venv-newest
 	@echo "== the newest ansible-core ($(VENV_NEWEST)): unit tests, sanity and the installed collection"
@@ -176,4 +190,4 @@ molecule: setup
 	scripts/evidence-check $(foreach name,$(SCENARIOS) $(BESIDE),tests/output/$(name).log) || { echo "make test: a scenario's log holds a secret"; exit 1; }
 
 clean:
-	rm -rf $(VENV) $(VENV_NEWEST) .cache tests/output
+	rm -rf $(VENV) $(VENV_OLDEST) $(VENV_NEWEST) .cache tests/output
