@@ -1,0 +1,46 @@
+# -*- coding: utf-8 -*-
+# Copyright: Pharos HPC engineering
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""ansible.builtin.template, with a file already in place found by one shell command."""
+
+from __future__ import annotations
+
+from ansible.plugins.action.template import ActionModule as TemplateAction
+
+from ansible_collections.pharos.hpc.plugins.action.copy import InPlaceCopy
+
+
+class _CopyLoader:
+    """The action loader, handing out pharos.hpc.copy's action where the builtin template asks
+    for the copy action it gives the rendered file to."""
+
+    def __init__(self, loader):
+        self._loader = loader
+
+    def __getattr__(self, name):
+        return getattr(self._loader, name)
+
+    def get(self, name, *args, **kwargs):
+        if name == "ansible.legacy.copy":
+            return InPlaceCopy(*args, **kwargs)
+        return self._loader.get(name, *args, **kwargs)
+
+
+class _Loaders:
+    """The shared plugin loaders, with the action loader above."""
+
+    def __init__(self, shared):
+        self._shared = shared
+        self.action_loader = _CopyLoader(shared.action_loader)
+
+    def __getattr__(self, name):
+        return getattr(self._shared, name)
+
+
+class ActionModule(TemplateAction):
+    """The builtin renders the template on the controller as it always does; only the copy of its
+    result to the host reads a file already in place with one shell command (pharos.hpc.copy)."""
+
+    def run(self, tmp=None, task_vars=None):
+        self._shared_loader_obj = _Loaders(self._shared_loader_obj)
+        return super().run(tmp, task_vars)
