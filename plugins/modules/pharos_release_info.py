@@ -49,7 +49,7 @@ options:
   journal_lines:
     description:
       - Read this many of the last lines of each unit's journal, and report in RV(journal) each
-        unit's last line, its last cycle that logged no error, and its last error.
+        unit's last line, its last cycle that did not fail, and its last error.
       - V(0), the default, reads no journal.
     type: int
     default: 0
@@ -111,10 +111,12 @@ journal:
   description:
     - For each unit of the last activation, from its journal's last O(journal_lines) lines -
       C(last_log), its last line with its time; C(last_good_cycle), when the last cycle that
-      logged no error ended; C(last_error), the time and message of the last error; and
-      C(last_cycle_failed), true when the most recent cycle logged an error.
-    - A cycle of the Site agent is one pass over its offerings; the SSH access agent logs one line a
-      cycle. Times are ISO 8601 in UTC; each is null when the lines read hold none.
+      did not fail ended; C(last_error), the time and message of the last error; and
+      C(last_cycle_failed), true when the most recent cycle failed.
+    - A cycle of the Site agent is one pass over its offerings, which failed when the agent logged
+      a traceback in it (a pass it could not finish); an error without one is the last error, but
+      its pass went on. The SSH access agent logs one line a cycle, C(cycle) or C(error). Times are
+      ISO 8601 in UTC; each is null when the lines read hold none.
   returned: when O(journal_lines) is above 0
   type: dict
 """

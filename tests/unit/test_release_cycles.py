@@ -20,9 +20,9 @@ def at(offset):
     return "2026-12-05T02:33:%02d+00:00" % (20 + offset)
 
 
-def site_agent(event, level="info"):
-    return json.dumps({"event": event, "level": level, "logger": "waldur_site_agent.backend",
-                       "timestamp": "2026-12-05T02:34:32.511930+00:00"})
+def site_agent(event, level="info", **fields):
+    return json.dumps(dict(fields, event=event, level=level, logger="waldur_site_agent.backend",
+                           timestamp="2026-12-05T02:34:32.511930+00:00"))
 
 
 def access_agent(event, **fields):
@@ -32,7 +32,8 @@ def access_agent(event, **fields):
 PASS = [site_agent("Number of offerings to process: 1"), site_agent("Processing offering Icarus HPC"),
         site_agent("There are no pending or executing orders")]
 FAILED_PASS = [site_agent("Number of offerings to process: 1"),
-               site_agent("Unable to process the offering due to the error: 401 Unauthorized", level="error"),
+               site_agent("Unable to process the offering due to the error: 401 Unauthorized", level="error",
+                          exception="Traceback (most recent call last):\n  ...\nhttpx.HTTPStatusError: 401"),
                site_agent("Registered new processor")]
 
 
@@ -51,7 +52,7 @@ def test_a_site_agent_pass_without_an_error_is_good_until_its_last_line():
                       "last_cycle_failed": False}
 
 
-def test_a_pass_that_logged_an_error_is_not_good_and_is_the_last_error():
+def test_a_pass_the_agent_could_not_finish_failed_and_is_the_last_error():
     status = read(*PASS, *FAILED_PASS)
     assert status["last_good_cycle"] == at(2)
     assert status["last_error"] == {"time": at(4), "message": "Unable to process the offering due to the error: "
@@ -74,6 +75,15 @@ def test_the_access_agent_logs_one_line_a_cycle():
     assert status["last_cycle_failed"] is True
     assert read(access_agent("error", stage="site_api", message="refused"),
                 access_agent("cycle", written=["pharosalice"]))["last_cycle_failed"] is False
+
+
+def test_an_error_without_a_traceback_is_the_last_error_but_its_pass_went_on():
+    complaint = site_agent("Offering Icarus HPC uses the 'ldap' username management backend, for which Waldur is "
+                           "the source of truth, but its username_generation_policy is 'service_provider'.", level="error")
+    status = read(*PASS[:2], complaint, PASS[2])
+    assert status["last_error"]["time"] == at(2) and status["last_error"]["message"].startswith("Offering Icarus HPC")
+    assert status["last_good_cycle"] == at(3)
+    assert status["last_cycle_failed"] is False
 
 
 def test_an_error_before_the_first_cycle_read_counts_for_no_cycle():

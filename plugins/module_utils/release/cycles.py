@@ -1,14 +1,16 @@
 # -*- coding: utf-8 -*-
 # Copyright: Pharos HPC engineering
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The agents' cycles as their journals tell them: the last line, the last cycle that logged no
-error, and the last error.
+"""The agents' cycles as their journals tell them: the last line, the last cycle that did not
+fail, and the last error.
 
 Both agents log one JSON object a line. The Site agent (upstream waldur-site-agent, through
-structlog) begins each pass over its offerings with "Number of offerings to process ..." and
-logs what fails at level error; a pass is good when nothing in it is an error. The SSH access
-agent logs one line a cycle, as event "cycle" when it succeeded and "error" when it did not.
-Lines that are not JSON (systemd's own, a traceback) belong to no cycle."""
+structlog) begins each pass over its offerings with "Number of offerings to process ..."; a pass
+it cannot finish is logged with its traceback (logger.exception, the record's "exception"), and
+that pass failed. An error without a traceback (one order Slurm refused, a setting upstream
+warns of on every pass) is the unit's last error, but its pass went on. The SSH access agent
+logs one line a cycle, as event "cycle" when it succeeded and "error" when it did not. Lines that
+are not JSON (systemd's own) belong to no cycle."""
 
 from __future__ import annotations
 
@@ -47,8 +49,8 @@ def _record(message):
 
 
 def summary(entries):
-    """The last line, the end of the last cycle without an error, and the last error, of
-    journal_entries(); `last_cycle_failed` when the most recent cycle logged an error."""
+    """The last line, the end of the last cycle that did not fail, and the last error, of
+    journal_entries(); `last_cycle_failed` when the most recent cycle failed."""
     cycles = []  # {"end": time, "good": bool}, oldest first
     last_error = None
     for moment, message in entries:
@@ -60,7 +62,7 @@ def summary(entries):
             cycles.append({"good": True})
         if str(record.get("level", "")).lower() in ERROR_LEVELS or event == "error":
             last_error = {"time": moment, "message": str(record.get("message") or event)[:MESSAGE_LIMIT]}
-            if cycles:
+            if cycles and (event == "error" or record.get("exception")):
                 cycles[-1]["good"] = False
         if cycles:
             cycles[-1]["end"] = moment
