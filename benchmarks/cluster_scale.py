@@ -6,7 +6,8 @@ For each size N it starts, on the Docker network <prefix>, a login node (<prefix
 compute nodes (<prefix>-compute01, ...), one staging node (the Site needs a staging partition)
 and one more compute node, <prefix>-joining, that the inventory leaves out. All run the
 pharos-lab/trixie:hpc image with the cluster scenario's container options
-(molecule/cluster/molecule.yml). playbooks/site.yml then runs as molecule runs it: the lab
+(molecule/cluster/molecule.yml), except its shared /scratch volume: each node here keeps a
+scratch tree of its own. playbooks/site.yml then runs as molecule runs it: the lab
 inventory's group_vars, the docker connection, pipelining, --diff, the scenario's stand-in
 member token issuer (molecule/cluster/prepare.yml), and --forks N + 2, one per host. It times:
 - the first converge of the whole Site, then its idempotent re-run;
