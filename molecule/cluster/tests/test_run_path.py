@@ -1,10 +1,13 @@
 """The run path as the Runtime drives it (docs/slurm.md): a member's stage-in, compute and
-stage-out chained with afterok, whose failed middle step stops the chain; a job's comment
-kept in accounting; the compute partition's time limit; and the Runtime's own identity, which
-sees and cancels members' jobs but runs none, with no sudo and no Slurm AdminLevel."""
+stage-out chained with afterok, passing the member's files from the staging node to the compute
+node and back through their scratch root on the nodes' shared scratch, and whose failed middle
+step stops the chain; a job's comment kept in accounting; the compute partition's time limit;
+and the Runtime's own identity, which sees and cancels members' jobs but runs none, with no sudo
+and no Slurm AdminLevel."""
 
 import shlex
 import time
+import uuid
 
 import pytest
 
@@ -13,6 +16,8 @@ testinfra_hosts = ["ansible://pharos-cluster-login"]
 ACCOUNT = "pharos_a_test"
 MEMBER = "pharosalice"
 SERVICE_ACCOUNTS = ("pharos-runtime", "pharos-agent")
+SCRATCH = "/scratch/pharos"
+CHECK = "/usr/local/bin/pharos-scratch-attempt"
 
 
 def submit(host, partition, *options, command="true", user=MEMBER):
@@ -48,15 +53,58 @@ def pending_reason(host, job_id):
     return host.run(f"squeue -h -j {job_id} -o %r").stdout.strip()
 
 
-def test_stage_in_compute_and_stage_out_run_in_order_each_after_the_last_succeeded(host):
-    stage_in = submitted(host, "staging", command="sleep 3")
-    compute = submitted(host, "compute", f"--dependency=afterok:{stage_in}", command="sleep 3")
-    stage_out = submitted(host, "staging", f"--dependency=afterok:{compute}")
-    rows = [ended(host, job, "partition,start,end") for job in (stage_in, compute, stage_out)]
+# Each step of the chain below writes the node it ran on beside its file.
+STEP_NODES = ("stage-in.node", "compute.node", "stage-out.node")
+
+
+@pytest.fixture(scope="module")
+def chain(host):
+    """One Run's three jobs as the Runtime chains them, in a new attempt of the member's scratch
+    root: stage-in on staging makes the attempt directory with the job-side check and writes the
+    input there, compute turns it into a result, and stage-out writes the final file from that.
+    The accounting row (partition, start, end, node list, state) of each job that ended, up to
+    the first that did not complete: the steps after it never run."""
+    attempt = f"chain-{uuid.uuid4().hex[:12]}"
+    work = f"{SCRATCH}/{MEMBER}/{attempt}"
+    payload = f"input of {attempt}"
+    # Stage-in and compute last a few seconds, so that a step started too early would show.
+    stage_in = submitted(host, "staging", command=f"set -e; W=$({CHECK} {attempt}) || exit 70; "
+                                                  f"echo {shlex.quote(payload)} > $W/input; hostname > $W/stage-in.node; sleep 3")
+    compute = submitted(host, "compute", f"--dependency=afterok:{stage_in}",
+                        command=f"set -e; W={work}; tr a-z A-Z < $W/input > $W/result; hostname > $W/compute.node; sleep 3")
+    stage_out = submitted(host, "staging", f"--dependency=afterok:{compute}",
+                          command=f"set -e; W={work}; cat $W/result > $W/final; hostname > $W/stage-out.node")
+    rows = []
+    try:
+        for job in (stage_in, compute, stage_out):
+            rows.append(ended(host, job, "partition,start,end,nodelist"))
+            if rows[-1][-1] != "COMPLETED":
+                break
+    finally:
+        host.run(f"scancel {stage_in} {compute} {stage_out}")
+    return {"work": work, "payload": payload, "rows": rows}
+
+
+def test_stage_in_compute_and_stage_out_run_in_order_each_after_the_last_succeeded(chain):
+    rows = chain["rows"]
     assert [(row[0], row[-1]) for row in rows] == [("staging", "COMPLETED"), ("compute", "COMPLETED"),
                                                    ("staging", "COMPLETED")]
     # Each step started no earlier than the one it waited for ended (ISO times sort as text).
     assert rows[0][2] <= rows[1][1] and rows[1][2] <= rows[2][1], rows
+
+
+def test_the_members_files_pass_from_stage_in_through_compute_to_stage_out_in_their_scratch_root(host, chain):
+    work = chain["work"]
+    # Root on the login node reads what the jobs left, through its own mount of the shared scratch.
+    assert host.file(f"{work}/final").content_string == chain["payload"].upper() + "\n"
+    ran_on = [host.file(f"{work}/{name}").content_string.strip() for name in STEP_NODES]
+    assert ran_on == [row[3] for row in chain["rows"]]
+    for node, row in zip(ran_on, chain["rows"]):
+        assert node in host.check_output(f"sinfo -h -N -p {row[0]} -o %N").split(), (node, row[0])
+    assert host.check_output(f"stat -c %U:%a {SCRATCH}/{MEMBER} {work}").split() == [f"{MEMBER}:700"] * 2
+    entries = host.check_output(f"find {work} -mindepth 1 -printf '%P %u\\n'").splitlines()
+    assert sorted(entries) == sorted(f"{name} {MEMBER}" for name in
+                                     ("input", "result", "final", *STEP_NODES))
 
 
 def test_a_failed_compute_step_stops_the_chain_before_stage_out(host):
