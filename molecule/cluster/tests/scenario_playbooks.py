@@ -55,3 +55,9 @@ def run_ansible_playbook(command, as_json, succeed, interrupt_after):
         return result.returncode, result.stdout + result.stderr
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
     return json.loads(result.stdout) if as_json else result.stdout
+
+
+def changed_tasks(result):
+    """Every (host, task) a JSON run reports changed, handlers included, once for each time it is reported."""
+    return [(host, task["task"]["name"]) for play in result["plays"] for task in play["tasks"]
+            for host, outcome in task["hosts"].items() if outcome.get("changed")]

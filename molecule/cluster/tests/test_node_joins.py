@@ -1,7 +1,8 @@
 """A compute node added after the first converge joins with a converge of that node alone
-(configless Slurm, docs/slurm.md "Configless nodes"): jobs land on it, a run of the whole Site
-afterwards changes nothing on the controller or the other nodes, and the node leaves again
-when its slurmd stops and the controller deletes it."""
+(configless Slurm, docs/slurm.md "Configless nodes"): a dry run of it first predicts exactly what
+the converge then changes, jobs land on it, a run of the whole Site afterwards changes nothing on
+the controller or the other nodes, and the node leaves again when its slurmd stops and the
+controller deletes it."""
 
 import json
 import os
@@ -10,7 +11,7 @@ import re
 import pytest
 import testinfra
 
-from scenario_playbooks import SITE, run_playbook
+from scenario_playbooks import SITE, changed_tasks, run_playbook
 
 testinfra_hosts = ["ansible://pharos-cluster-login"]
 
@@ -37,17 +38,25 @@ def joined(host, tmp_path_factory):
     later = tmp_path_factory.mktemp("later") / "later.yml"
     later.write_text(json.dumps({"all": {"children": {"compute": {"hosts": {LATER: {}}},
                                                       "cluster": {"hosts": {LATER: {}}}}}}))
-    alone = run_playbook(SITE, "-i", str(later), "--limit", LATER)
+    # As an administrator adds a node: a dry run of it, then the run.
+    checked = run_playbook(SITE, "-i", str(later), "--limit", LATER, "--check", "--diff", as_json=True)
+    alone = run_playbook(SITE, "-i", str(later), "--limit", LATER, as_json=True)
     whole = run_playbook(SITE, "-i", str(later))
-    yield {"alone": alone, "whole": whole}
+    yield {"checked": checked, "alone": alone, "whole": whole}
     # The other tests' jobs and the rotation must not meet a node they do not converge.
     leave(host)
 
 
 def test_the_new_node_alone_is_converged(joined):
-    changed = changed_per_host(joined["alone"])
+    changed = {name: stats["changed"] for name, stats in joined["alone"]["stats"].items()}
     assert list(changed) == [LATER], changed
     assert changed[LATER] > 0
+
+
+def test_the_dry_run_of_the_new_node_predicts_each_change_of_its_converge_once(joined):
+    predicted, applied = changed_tasks(joined["checked"]), changed_tasks(joined["alone"])
+    assert len(predicted) == len(set(predicted)), sorted(predicted)
+    assert sorted(predicted) == sorted(applied), (sorted(set(predicted) - set(applied)), sorted(set(applied) - set(predicted)))
 
 
 def test_member_jobs_land_on_the_new_node(host, joined):

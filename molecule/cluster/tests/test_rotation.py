@@ -20,7 +20,7 @@ import time
 import pytest
 import testinfra
 from member_tokens import exchange, load_issuer_key, member_token, put_root_only, submit, wait_for_end
-from scenario_playbooks import SITE, run_playbook, started_before_change
+from scenario_playbooks import SITE, changed_tasks, run_playbook, started_before_change
 
 testinfra_hosts = ["ansible://pharos-cluster-login"]
 
@@ -169,12 +169,6 @@ def site_state():
         "olcAccess": login.check_output("ldapsearch -Q -LLL -o ldif-wrap=no -Y EXTERNAL -H ldapi:/// "
                                         "-b 'olcDatabase={1}mdb,cn=config' -s base olcAccess"),
     }
-
-
-def changed_tasks(result):
-    """Every (host, task) the run reports changed, handlers included, once for each time it is reported."""
-    return [(host, task["task"]["name"]) for play in result["plays"] for task in play["tasks"]
-            for host, outcome in task["hosts"].items() if outcome.get("changed")]
 
 
 def test_the_run_after_the_rotation_repairs_six_drifts_exactly_as_check_mode_predicted_them(host, rotated):
