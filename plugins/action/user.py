@@ -83,7 +83,7 @@ class ActionModule(ActionBase):
         found = read_local_files(self, [name], wanted_groups)
         if found is None or name not in found["passwd"]:
             return None
-        _, _, found_uid, found_gid, _, found_home, found_shell = found["passwd"][name]
+        found_uid, found_gid, found_home, found_shell = (found["passwd"][name][index] for index in (2, 3, 5, 6))
         if (uid not in (None, found_uid)
                 or (group and (group not in found["group"] or found["group"][group][2] != found_gid))
                 or any(extra not in found["group"] or name not in found["group"][extra][3].split(",") for extra in groups)
