@@ -5,26 +5,15 @@
 
 from __future__ import annotations
 
-from ansible.plugins.action import ActionBase
-
-from ansible_collections.pharos.hpc.plugins.action.user import NAME, plain_id, read_local_files
+from ansible_collections.pharos.hpc.plugins.action.user import NAME, InPlaceModule, plain_id, read_local_files
 
 
-class ActionModule(ActionBase):
+class ActionModule(InPlaceModule):
     """As pharos.hpc.user: a plain step's group is read from the host's /etc/group with one shell
     command; only where it is not in place does the builtin module run, with the same arguments."""
 
+    BUILTIN = "ansible.builtin.group"
     PLAIN = {"name", "state", "gid", "system"}
-
-    def run(self, tmp=None, task_vars=None):
-        result = super().run(tmp, task_vars)
-        found = self._in_place()
-        if found is None:
-            result.update(self._execute_module(module_name="ansible.builtin.group", module_args=self._task.args,
-                                               task_vars=task_vars))
-        else:
-            result.update(found)
-        return result
 
     def _in_place(self):
         """The step's result when its group is in place, else None."""

@@ -44,25 +44,35 @@ def read_local_files(action, passwd_names=(), group_names=()):
     return found
 
 
-class ActionModule(ActionBase):
-    """On a converged host every account is already as the step wants it, and the builtin module
-    then costs about half a CPU second of Python on the host to say so. A plain step's account is
-    read from the host's own files with one shell command instead; only where it is not in place
-    does the builtin module run, with the same arguments."""
+class InPlaceModule(ActionBase):
+    """A builtin module's step whose result is read on the host by `_in_place` when the host
+    already holds what the step wants; otherwise the builtin module runs with the same arguments."""
 
-    # Options that only matter when the account is made.
-    AT_CREATION = {"system", "create_home"}
-    PLAIN = {"name", "state", "uid", "group", "groups", "append", "shell", "home"} | AT_CREATION
+    BUILTIN = ""
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
         found = self._in_place()
         if found is None:
-            result.update(self._execute_module(module_name="ansible.builtin.user", module_args=self._task.args,
-                                               task_vars=task_vars))
-        else:
-            result.update(found)
+            found = self._execute_module(module_name=self.BUILTIN, module_args=self._task.args, task_vars=task_vars)
+        result.update(found)
         return result
+
+    def _in_place(self):
+        """The step's result when the host already holds what it wants, else None."""
+        raise NotImplementedError
+
+
+class ActionModule(InPlaceModule):
+    """On a converged host every account is already as the step wants it, and the builtin module
+    then costs about half a CPU second of Python on the host to say so. A plain step's account is
+    read from the host's own files with one shell command instead; only where it is not in place
+    does the builtin module run, with the same arguments."""
+
+    BUILTIN = "ansible.builtin.user"
+    # Options that only matter when the account is made.
+    AT_CREATION = {"system", "create_home"}
+    PLAIN = {"name", "state", "uid", "group", "groups", "append", "shell", "home"} | AT_CREATION
 
     def _in_place(self):
         """The step's result when its account is in place, else None."""
