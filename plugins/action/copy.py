@@ -41,6 +41,9 @@ class InPlaceCopy(CopyAction):
         found = self._in_place(task_vars)
         if found is None:
             return super().run(tmp, task_vars)
+        # The builtin makes its remote temporary directory before anything else: two more round
+        # trips (the remote home, then mkdir) and a third to remove it. A file in place needs none.
+        self.TRANSFERS_FILES = False
         result = ActionBase.run(self, tmp, task_vars)
         result.update(found)
         return result

@@ -41,6 +41,11 @@ class ActionModule(TemplateAction):
     """The builtin renders the template on the controller as it always does; only the copy of its
     result to the host reads a file already in place with one shell command (pharos.hpc.copy)."""
 
+    # The builtin template makes the remote temporary directory first, for the copy it hands the
+    # rendered file to: three round trips (the remote home, mkdir, and removing it) that a file in
+    # place never uses. The copy action makes it itself when it writes the file.
+    TRANSFERS_FILES = False
+
     def run(self, tmp=None, task_vars=None):
         self._shared_loader_obj = _Loaders(self._shared_loader_obj)
         return super().run(tmp, task_vars)
