@@ -12,7 +12,7 @@ class ActionModule(InPlaceModule):
     """As pharos.hpc.user: a plain step's group is read from the host's /etc/group with one shell
     command; only where it is not in place does the builtin module run, with the same arguments."""
 
-    BUILTIN = "ansible.builtin.group"
+    MODULE = "ansible.builtin.group"
     PLAIN = {"name", "state", "gid", "system"}
 
     def _in_place(self):

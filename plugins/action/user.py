@@ -45,16 +45,16 @@ def read_local_files(action, passwd_names=(), group_names=()):
 
 
 class InPlaceModule(ActionBase):
-    """A builtin module's step whose result is read on the host by `_in_place` when the host
-    already holds what the step wants; otherwise the builtin module runs with the same arguments."""
+    """A module's step whose result is read on the host by `_in_place` when the host already holds
+    what the step wants; otherwise the module runs with the same arguments."""
 
-    BUILTIN = ""
+    MODULE = ""
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
         found = self._in_place()
         if found is None:
-            found = self._execute_module(module_name=self.BUILTIN, module_args=self._task.args, task_vars=task_vars)
+            found = self._execute_module(module_name=self.MODULE, module_args=self._task.args, task_vars=task_vars)
         result.update(found)
         return result
 
@@ -69,7 +69,7 @@ class ActionModule(InPlaceModule):
     read from the host's own files with one shell command instead; only where it is not in place
     does the builtin module run, with the same arguments."""
 
-    BUILTIN = "ansible.builtin.user"
+    MODULE = "ansible.builtin.user"
     # Options that only matter when the account is made.
     AT_CREATION = {"system", "create_home"}
     PLAIN = {"name", "state", "uid", "group", "groups", "append", "shell", "home"} | AT_CREATION
