@@ -21,6 +21,11 @@ description:
     restart or reload is due, and a task using the module notifies the same handler as the task that
     writes the file.
   - A unit that does not run is never stale; its next start reads the files.
+  - An action plugin on the controller answers a plain step (O(state=current), one unit by its name,
+    absolute O(paths)) with one shell command, without running this module on the host, when the unit
+    does not run or when every file changed more than a second before the unit took its files in (and,
+    with O(unit_definition), systemd needs no C(daemon-reload)). Any other case, a stale unit included,
+    runs the module.
   - See C(docs/production.md), "Rotating a secret", for how the roles use it.
 author: Pharos HPC engineering (@pharos-ai-factory)
 attributes:
@@ -30,6 +35,9 @@ attributes:
   diff_mode:
     support: none
     description: It changes no file a service reads.
+  action:
+    support: full
+    description: An action plugin on the controller reads a plain step's unit and files with one shell command.
 options:
   unit:
     description:
@@ -104,6 +112,11 @@ changed_since:
   returned: always
   type: list
   elements: str
+in_place:
+  description: True when one shell command answered and the module did not run on the host.
+  returned: when the unit does not run, or plainly runs its files as they are
+  type: bool
+  sample: true
 """
 
 import time
