@@ -49,7 +49,8 @@ class CallbackModule(CallbackBase):
         on_controller = action in CONTROLLER_ACTIONS or (
             task.delegate_to is not None and task.delegate_to in ("localhost", "127.0.0.1"))
         items = result._result.get("results")
-        no_module = result._result.get("predicted") or result._result.get("in_place")
+        no_module = (result._result.get("predicted") or result._result.get("in_place")
+                     or action == "pharos.hpc.read_command")
         runs = 0 if status == "skipped" or on_controller or no_module else (
             sum(1 for item in items if not item.get("skipped")) if isinstance(items, list) else 1)
         self._output.write(json.dumps({
