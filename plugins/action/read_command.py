@@ -31,10 +31,16 @@ class ActionModule(ActionBase):
         return result
 
     def _argv(self):
+        """The command and its arguments as strings; numbers are given as their digits, as
+        ansible.builtin.command gives them."""
         args = self._task.args
         argv = args.get("argv")
-        if set(args) != {"argv"} or not isinstance(argv, list) or not argv or not all(isinstance(part, str) for part in argv):
+        if set(args) != {"argv"} or not isinstance(argv, list) or not argv:
             raise AnsibleActionFail("pharos.hpc.read_command takes one option, argv: the command and its arguments as a "
-                                    f"non-empty list of strings. This step gives {sorted(args)}; write the command as "
+                                    f"non-empty list. This step gives {sorted(args)}; write the command as "
                                     "argv: [sacctmgr, --noheader, show, cluster].")
-        return argv
+        refused = [part for part in argv if isinstance(part, bool) or not isinstance(part, (str, int, float))]
+        if refused:
+            raise AnsibleActionFail(f"pharos.hpc.read_command: each item of argv must be a string or a number; "
+                                    f"{refused[0]!r} is not. Give it as text, quoted in YAML.")
+        return [str(part) for part in argv]

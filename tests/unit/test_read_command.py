@@ -14,10 +14,12 @@ def test_each_argument_reaches_the_command_as_given_in_check_mode_too(project, t
     results = play(project, tmp_path, [
         read("arguments", ["printf", "%s|", "a b", "$HOME", f"; touch {marker}", "'quoted'"]),
         read("error output", ["sh", "-c", "echo out; echo err >&2"]),
+        read("numbers", ["echo", 4801, 2.5]),
     ], "--check")
     assert results["arguments"]["stdout"] == f"a b|$HOME|; touch {marker}|'quoted'|"
     assert results["arguments"]["changed"] is False and results["arguments"]["rc"] == 0
     assert results["error output"]["stdout_lines"] == ["out"] and results["error output"]["stderr_lines"] == ["err"]
+    assert results["numbers"]["stdout"] == "4801 2.5" and results["numbers"]["cmd"] == ["echo", "4801", "2.5"]
     assert not marker.exists()
 
 
@@ -33,6 +35,8 @@ def test_a_non_zero_status_fails_the_step_unless_failed_when_takes_it(project, t
 def test_a_command_not_given_as_argv_is_refused_with_the_form_it_takes(project, tmp_path):
     results = play(project, tmp_path, [
         {"name": "a string", "pharos.hpc.read_command": {"argv": "sacctmgr show cluster"}, "ignore_errors": True},
+        read("a mapping in argv", ["echo", {"a": 1}], ignore_errors=True),
     ])
     assert results["a string"]["failed"] is True
     assert "argv: [sacctmgr, --noheader, show, cluster]" in results["a string"]["msg"]
+    assert results["a mapping in argv"]["failed"] is True and "{'a': 1} is not" in results["a mapping in argv"]["msg"]
