@@ -69,8 +69,8 @@ class ActionModule(InPlaceModule):
             return {"changed": False, "in_place": True, "running": [], "stale": [], "changed_since": [],
                     "needs_daemon_reload": [], "msg": f"{unit} does not run: its next start reads its files."}
         files = [ChangedFile(path, at + MARGIN_SECONDS) for path, at in zip(paths, modified) if at is not None]
-        reload_due = properties.get("NeedDaemonReload") == "yes" and boolean(args.get("unit_definition", False),
-                                                                            strict=False)
+        definition_counts = boolean(args.get("unit_definition", False), strict=False)
+        reload_due = definition_counts and properties.get("NeedDaemonReload") == "yes"
         if reload_due or freshness(started_at, recorded_at, files).stale:
             return None
         return {"changed": False, "in_place": True, "running": [unit], "stale": [], "changed_since": [],

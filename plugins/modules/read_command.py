@@ -16,9 +16,9 @@ description:
     costs the command alone.
   - For a command that changes nothing, such as C(ldapsearch), C(getent) or C(sacctmgr show). It runs in
     check mode as well, as a read must for a dry run to predict, and never reports C(changed).
-  - A non-zero exit status fails the step, as with M(ansible.builtin.command); O(ignore_errors) or
-    C(failed_when) take it as an answer.
-  - Give no secret in the command: the command line is visible to the host's other processes while it runs.
+  - A non-zero exit status fails the step, as with M(ansible.builtin.command); C(failed_when) takes it as
+    an answer.
+  - Give no secret in the command. The command line is visible to the host's other processes while it runs.
 author: Pharos HPC engineering (@pharos-ai-factory)
 attributes:
   check_mode:
@@ -76,7 +76,7 @@ stdout:
   returned: always
   type: str
 stdout_lines:
-  description: O(stdout), line by line.
+  description: RV(stdout), line by line.
   returned: always
   type: list
   elements: str
@@ -85,7 +85,7 @@ stderr:
   returned: always
   type: str
 stderr_lines:
-  description: O(stderr), line by line.
+  description: RV(stderr), line by line.
   returned: always
   type: list
   elements: str
