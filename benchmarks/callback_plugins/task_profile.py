@@ -52,7 +52,8 @@ class CallbackModule(CallbackBase):
         no_module = (result._result.get("predicted") or result._result.get("in_place")
                      or action == "pharos.hpc.read_command")
         runs = 0 if status == "skipped" or on_controller or no_module else (
-            sum(1 for item in items if not item.get("skipped")) if isinstance(items, list) else 1)
+            sum(1 for item in items if not (item.get("skipped") or item.get("in_place") or item.get("predicted")))
+            if isinstance(items, list) else 1)
         self._output.write(json.dumps({
             "host": host, "role": task._role.get_name() if task._role else "", "task": task.get_name(),
             "action": action, "status": status,

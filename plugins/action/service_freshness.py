@@ -22,9 +22,10 @@ from ansible_collections.pharos.hpc.plugins.module_utils.service_freshness impor
 
 UNIT = re.compile(r"[A-Za-z0-9:_.@-]+")
 PATH = re.compile(r"/[A-Za-z0-9_./@+-]*")
-# The shell reads the clocks and the times a moment apart, and /proc/uptime to a hundredth of a
-# second: only a file changed longer ago than this before the unit took its files in is read here.
-MARGIN_SECONDS = 1.0
+# The wall clock is read first and /proc/uptime a moment later, to a hundredth of a second, so the
+# unit's start is found at most a hundredth late; a file changed less than this before it is
+# left to the module, which never finds it stale where this finds it fresh.
+MARGIN_SECONDS = 0.1
 PROPERTIES = "ActiveState,ExecMainStartTimestampMonotonic,ActiveEnterTimestampMonotonic,NeedDaemonReload"
 
 
@@ -46,9 +47,9 @@ class ActionModule(InPlaceModule):
                 or not isinstance(unit, str) or not UNIT.fullmatch(unit) or not isinstance(paths, list)
                 or not all(isinstance(path, str) and PATH.fullmatch(path) for path in paths)):
             return None
-        # The clocks first, as the module reads them: the unit's start is on the monotonic clock,
-        # which /proc/uptime counts too (with time suspended, which only makes a start look later).
-        commands = ["cut -d ' ' -f 1 /proc/uptime", "date +%s.%N",
+        # The clocks first: the unit's start is on the monotonic clock, which /proc/uptime counts
+        # too (with time suspended, which only makes a start look earlier).
+        commands = ["date +%s.%N", "cut -d ' ' -f 1 /proc/uptime",
                     self._modified_at(applied_record_path(unit)),
                     *(self._modified_at(path) for path in paths),
                     f"systemctl show --property={PROPERTIES} -- {shlex.quote(unit)}"]
@@ -57,7 +58,7 @@ class ActionModule(InPlaceModule):
         if probe["rc"] != 0 or len(lines) < 3 + len(paths):
             return None
         try:
-            now_monotonic, now = float(lines[0]), float(lines[1])
+            now, now_monotonic = float(lines[0]), float(lines[1])
             recorded_at, *modified = (None if line == "absent" else float(line) for line in lines[2:3 + len(paths)])
         except ValueError:
             return None

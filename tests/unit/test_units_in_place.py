@@ -60,8 +60,9 @@ def freshness(name, unit, paths, **extra):
 def test_a_unit_that_runs_its_files_or_does_not_run_is_answered_without_a_module_run(project, tmp_path, systemd):
     systemd(**{"slurmdbd.service": {"state": "active", "started_at": STARTED_AT}})
     older = changed_at(tmp_path, "older.conf", STARTED_AT - 100)
+    just_before = changed_at(tmp_path, "just-before.conf", STARTED_AT - 0.5)
     results = play(project, tmp_path, [
-        freshness("runs its files", "slurmdbd.service", [older, str(tmp_path / "absent.conf")]),
+        freshness("runs its files", "slurmdbd.service", [older, just_before, str(tmp_path / "absent.conf")]),
         freshness("does not run", "munge.service", [older]),
     ])
     for name, result in results.items():
@@ -74,7 +75,7 @@ def test_a_stale_unit_or_any_doubt_runs_the_module(project, tmp_path, systemd):
     systemd(**{"slurmdbd.service": {"state": "active", "started_at": STARTED_AT},
                "slurmctld.service": {"state": "active", "started_at": STARTED_AT, "need_daemon_reload": "yes"}})
     older, newer = changed_at(tmp_path, "older.conf", STARTED_AT - 100), changed_at(tmp_path, "newer.conf", STARTED_AT + 50)
-    close = changed_at(tmp_path, "close.conf", STARTED_AT - 0.5)
+    close = changed_at(tmp_path, "close.conf", STARTED_AT - 0.05)
     results = play(project, tmp_path, [
         freshness("stale", "slurmdbd.service", [older, newer]),
         freshness("changed just before it started", "slurmdbd.service", [close]),
