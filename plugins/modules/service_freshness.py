@@ -23,9 +23,9 @@ description:
   - A unit that does not run is never stale; its next start reads the files.
   - An action plugin on the controller answers a plain step (O(state=current), one unit by its name,
     absolute O(paths)) with one shell command, without running this module on the host, when the unit
-    does not run or when every file changed more than a tenth of a second before the unit took its files in (and,
-    with O(unit_definition), systemd needs no C(daemon-reload)). Any other case, a stale unit included,
-    runs the module.
+    does not run or when every file changed more than a tenth of a second before the unit took its
+    files in (and, with O(unit_definition), systemd needs no C(daemon-reload)). Any other case, a stale
+    unit included, runs the module.
   - See C(docs/production.md), "Rotating a secret", for how the roles use it.
 author: Pharos HPC engineering (@pharos-ai-factory)
 attributes:
