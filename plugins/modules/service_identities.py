@@ -17,6 +17,9 @@ description:
     account, leaving its files with the old number, or fail half-way through the run.
   - Returns each conflict with the name, the ID, who holds it and the fix, so that the play
     stops before any host changes (both modes; see C(docs/production.md)).
+  - An action plugin on the controller reads the same names and IDs with one C(getent) command per
+    lookup and judges them by the same rules; this module runs on the host only where that command
+    fails.
 author: Pharos HPC engineering (@pharos-ai-factory)
 attributes:
   check_mode:
@@ -25,6 +28,9 @@ attributes:
   diff_mode:
     support: none
     description: It changes nothing.
+  action:
+    support: full
+    description: An action plugin on the controller reads the host's accounts and groups with one shell command.
 options:
   identities:
     description: The accounts and groups the run will keep on this host.
