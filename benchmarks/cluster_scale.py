@@ -17,9 +17,11 @@ member token issuer (molecule/cluster/prepare.yml), and --forks N + 2, one per h
 It prints a Markdown table of each step: its seconds, the seconds per host it ran on (N + 2 for
 the Site, 1 with --limit), the ratio to the same step at the smallest size, the CPU it took
 (ansible-playbook and its forks, plus every container's own cgroup) in all and per host, and
-the changed count of its PLAY RECAP (a re-run that changed something is reported, not stopped). Then the
-memory each container takes once the Site is converged (`docker stats`), and the joining
-node's changed count per host. It measures; it never passes or fails on time.
+the changed count of its PLAY RECAP (a re-run that changed something is reported, not stopped). Then each
+whole-Site step at every size side by side, with the tasks each kind of host ran and the CPU each
+added compute node cost (the largest size against the smallest); where the time goes per kind of
+host and role; the memory each container takes once the Site is converged (`docker stats`); and the
+joining node's changed count per host. It measures; it never passes or fails on time.
 
 Each size's containers are removed before the next size starts, and everything at the end,
 on Ctrl-C or a failure too, unless --keep leaves the last size's. The inventory, the stand-in
@@ -308,6 +310,38 @@ def print_profiles(profiles):
         print()
 
 
+def print_summary(all_steps):
+    """Each whole-Site step's figures at every size side by side, the tasks each kind of host ran,
+    and what each compute node added costs: the difference between the largest and the smallest
+    size, per node between them."""
+    sizes = sorted(all_steps)
+    if not sizes:
+        return
+    print("\nEach size side by side (seconds; controller + containers CPU s; tasks run on the login, "
+          "staging and each compute node):\n")
+    print("| step | " + " | ".join("%d nodes" % size for size in sizes)
+          + " | ratio %d to %d | CPU s per added compute node, controller + containers |" % (sizes[-1], sizes[0]))
+    print("|---|" + "---|" * (len(sizes) + 2))
+    for name in ("first converge", "idempotent re-run", "check --diff"):
+        by_size = {size: next((step for step in all_steps[size] if step["name"] == name), None) for size in sizes}
+        if any(step is None for step in by_size.values()):
+            continue
+        cells = ["%.1f s; %.0f + %.0f; %s" % (step["seconds"], step["controller_cpu"], step["containers_cpu"],
+                                             tasks_per_kind(step["profile"])) for step in by_size.values()]
+        smallest, largest = by_size[sizes[0]], by_size[sizes[-1]]
+        added = sizes[-1] - sizes[0]
+        per_node = ("%.1f + %.1f" % ((largest["controller_cpu"] - smallest["controller_cpu"]) / added,
+                                     (largest["containers_cpu"] - smallest["containers_cpu"]) / added)
+                    if added else "")
+        print("| %s | %s | %.2fx | %s |" % (name, " | ".join(cells), largest["seconds"] / smallest["seconds"], per_node))
+
+
+def tasks_per_kind(profile):
+    """The tasks that ran on one host of each kind, as login / staging / compute."""
+    return " / ".join("%.0f" % sum(row[0] for key, row in profile.items() if key[0] == kind)
+                      for kind in ("login", "staging", "compute"))
+
+
 def print_memory(memory):
     print("\nMemory once the Site is converged (`docker stats`, MiB):\n")
     print("| nodes | compute median | compute max | login |")
@@ -346,17 +380,18 @@ def main():
     print("| nodes | step | seconds | seconds per host | ratio to %d nodes | CPU s, controller + containers "
           "| CPU s per host | changed |" % sizes[0])
     print("|---|---|---|---|---|---|---|---|")
-    base_seconds, memory, joins, profiles = {}, {}, {}, {}
+    base_seconds, memory, joins, profiles, all_steps = {}, {}, {}, {}, {}
     try:
         for size in sizes:
             # A previous size's containers, or those a run with --keep left.
             tear_down(prefix, prefix)
-            steps, memory[size], profiles[size] = measure(size, prefix, work, issuer_key, base_seconds)
-            joins[size] = [(step["name"], step["changed"]) for step in steps if step["name"].startswith("+1")]
+            all_steps[size], memory[size], profiles[size] = measure(size, prefix, work, issuer_key, base_seconds)
+            joins[size] = [(step["name"], step["changed"]) for step in all_steps[size] if step["name"].startswith("+1")]
     finally:
         if not arguments.keep:
             tear_down(prefix, prefix)
         if memory:
+            print_summary(all_steps)
             print_profiles(profiles)
             print_memory(memory)
             print_joins(joins)
