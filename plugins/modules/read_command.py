@@ -18,7 +18,10 @@ description:
     check mode as well, as a read must for a dry run to predict, and never reports C(changed).
   - A non-zero exit status fails the step, as with M(ansible.builtin.command); C(failed_when) takes it as
     an answer.
-  - Give no secret in the command. The command line is visible to the host's other processes while it runs.
+  - Give no secret in the command, and read none with it. The command line is visible to the host's other
+    processes while it runs, and Ansible's debug log (C(ANSIBLE_DEBUG)) shows the output of the
+    connection's commands, which C(no_log) does not hide; read a secret with M(ansible.builtin.slurp) and
+    C(no_log).
 author: Pharos HPC engineering (@pharos-ai-factory)
 attributes:
   check_mode:
