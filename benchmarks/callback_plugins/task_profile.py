@@ -22,6 +22,7 @@ options: {}
 # Actions that run on the controller alone: they cost the controller a fork, never a round trip
 # to the host. pharos.hpc.predicted runs its module on the host, except for a pending step in
 # check mode (controller alone) and a step it found in place with a shell command (no module).
+# A no_log step's result arrives censored, without in_place: it counts as a module run here.
 CONTROLLER_ACTIONS = {
     "assert", "debug", "fail", "set_fact", "include_role", "include_tasks", "import_role", "import_tasks",
     "meta", "add_host", "group_by", "set_stats", "validate_argument_spec", "pause",
