@@ -9,16 +9,8 @@ import shlex
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.pharos.hpc.plugins.module_utils.identities import Lookups, Planned, conflicts
+from ansible_collections.pharos.hpc.plugins.module_utils.identities import ARGUMENT_SPEC, Lookups, Planned, conflicts
 
-ARGUMENT_SPEC = dict(
-    identities=dict(type="list", elements="dict", required=True, options=dict(
-        kind=dict(type="str", choices=["user", "group"], required=True),
-        name=dict(type="str", required=True),
-        id=dict(type="int", required=True),
-        setting=dict(type="str", required=True),
-    )),
-)
 DATABASE = {"user": "passwd", "group": "group"}
 
 

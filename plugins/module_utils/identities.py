@@ -18,6 +18,17 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 
+# The identities option, as the module and its action plugin both validate it.
+ARGUMENT_SPEC = dict(
+    identities=dict(type="list", elements="dict", required=True, options=dict(
+        kind=dict(type="str", choices=["user", "group"], required=True),
+        name=dict(type="str", required=True),
+        id=dict(type="int", required=True),
+        setting=dict(type="str", required=True),
+    )),
+)
+
+
 @dataclass(frozen=True)
 class Planned:
     kind: str  # "user" or "group"

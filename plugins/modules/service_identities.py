@@ -81,19 +81,12 @@ conflicts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.pharos.hpc.plugins.module_utils.identities import Planned, conflicts
+from ansible_collections.pharos.hpc.plugins.module_utils.identities import ARGUMENT_SPEC, Planned, conflicts
 
 
 def main():
     module = AnsibleModule(
-        argument_spec=dict(
-            identities=dict(type="list", elements="dict", required=True, options=dict(
-                kind=dict(type="str", choices=["user", "group"], required=True),
-                name=dict(type="str", required=True),
-                id=dict(type="int", required=True),
-                setting=dict(type="str", required=True),
-            )),
-        ),
+        argument_spec=ARGUMENT_SPEC,
         supports_check_mode=True,
     )
     planned = [Planned(**item) for item in module.params["identities"]]
