@@ -14,6 +14,8 @@ from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 from ansible.plugins.action.copy import ActionModule as CopyAction
 
+from ansible_collections.pharos.hpc.plugins.plugin_utils.remote import run_on_host
+
 # The arguments of a step that only puts a file's bytes, owner, group and mode in place.
 PLAIN = {"src", "content", "dest", "owner", "group", "mode", "follow"}
 OCTAL_MODE = re.compile(r"0?[0-7]{3,4}")
@@ -62,7 +64,7 @@ class InPlaceCopy(CopyAction):
         if data is None:
             return None
         quoted = shlex.quote(dest)
-        probe = self._low_level_execute_command(f"stat -c '%F|%U|%G|%a' -- {quoted} && sha1sum -- {quoted}")
+        probe = run_on_host(self, f"stat -c '%F|%U|%G|%a' -- {quoted} && sha1sum -- {quoted}")
         lines = probe["stdout"].splitlines()
         if probe["rc"] != 0 or len(lines) != 2:
             return None

@@ -10,6 +10,8 @@ import shlex
 from ansible_collections.pharos.hpc.plugins.action.copy import NAME, wanted_mode
 from ansible_collections.pharos.hpc.plugins.action.user import InPlaceModule
 
+from ansible_collections.pharos.hpc.plugins.plugin_utils.remote import run_on_host
+
 # What `stat -c %F` calls each kind of file a step may want.
 KINDS = {"directory": {"directory"}, "file": {"regular file", "regular empty file"}}
 
@@ -48,7 +50,7 @@ class ActionModule(InPlaceModule):
                 or owner is False or group is False or not isinstance(path, str) or not path.startswith("/")):
             return None
         quoted = shlex.quote(path)
-        probe = self._low_level_execute_command(
+        probe = run_on_host(self,
             f"if [ -e {quoted} ] || [ -L {quoted} ]; then stat -c '%F|%U|%G|%u|%g|%a' -- {quoted}; "
             f"else echo absent; fi")
         found = probe["stdout"].strip()

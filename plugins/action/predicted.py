@@ -12,6 +12,8 @@ from ansible.errors import AnsibleActionFail
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.pharos.hpc.plugins.plugin_utils.remote import run_on_host
+
 ARGUMENT_SPEC = dict(
     pending=dict(type="bool", default=False),
     prediction=dict(type="str", required=True),
@@ -88,7 +90,7 @@ class ActionModule(ActionBase):
 
     def _packages_installed(self, names):
         quoted = " ".join(shlex.quote(name) for name in names)
-        probe = self._low_level_execute_command(
+        probe = run_on_host(self,
             f"dpkg-query --show --showformat='${{db:Status-Abbrev}}|${{Package}}\\n' -- {quoted}")
         installed = {}
         for line in probe["stdout"].splitlines():
@@ -97,14 +99,14 @@ class ActionModule(ActionBase):
         return probe["rc"] == 0 and all(installed.get(name) for name in names)
 
     def _apt_has_lists(self):
-        probe = self._low_level_execute_command("ls /var/lib/apt/lists/ | grep -q _Packages")
+        probe = run_on_host(self, "ls /var/lib/apt/lists/ | grep -q _Packages")
         return probe["rc"] == 0
 
     def _service_running_and_enabled(self, name):
         # As the module reads a unit: running while active or activating, enabled where
         # is-enabled succeeds (static and indirect units too).
         unit = shlex.quote(name)
-        probe = self._low_level_execute_command(
+        probe = run_on_host(self,
             f"systemctl show --property=ActiveState --value -- {unit} && "
             f"systemctl is-enabled --quiet -- {unit} && echo enabled")
         return probe["rc"] == 0 and probe["stdout"].split() in (["active", "enabled"], ["activating", "enabled"])

@@ -10,6 +10,8 @@ import shlex
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.pharos.hpc.plugins.plugin_utils.remote import run_on_host
+
 
 class ActionModule(ActionBase):
     """A read is a step every run makes, in check mode too: ansible.builtin.command would cost the
@@ -22,7 +24,7 @@ class ActionModule(ActionBase):
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
         argv = self._argv()
-        ran = self._low_level_execute_command(shlex.join(argv))
+        ran = run_on_host(self, shlex.join(argv))
         stdout, stderr = ran["stdout"].rstrip("\r\n"), ran["stderr"].rstrip("\r\n")
         result.update(changed=False, cmd=argv, rc=ran["rc"], stdout=stdout, stderr=stderr,
                       stdout_lines=stdout.splitlines(), stderr_lines=stderr.splitlines())

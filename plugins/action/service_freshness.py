@@ -19,6 +19,7 @@ from ansible_collections.pharos.hpc.plugins.module_utils.service_freshness impor
     main_process_started_at,
     parse_show,
 )
+from ansible_collections.pharos.hpc.plugins.plugin_utils.remote import run_on_host
 
 UNIT = re.compile(r"[A-Za-z0-9:_.@-]+")
 PATH = re.compile(r"/[A-Za-z0-9_./@+-]*")
@@ -53,7 +54,7 @@ class ActionModule(InPlaceModule):
                     self._modified_at(applied_record_path(unit)),
                     *(self._modified_at(path) for path in paths),
                     f"systemctl show --property={PROPERTIES} -- {shlex.quote(unit)}"]
-        probe = self._low_level_execute_command(" && ".join(commands))
+        probe = run_on_host(self, " && ".join(commands))
         lines = probe["stdout"].splitlines()
         if probe["rc"] != 0 or len(lines) < 3 + len(paths):
             return None

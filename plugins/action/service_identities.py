@@ -10,6 +10,7 @@ import shlex
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.pharos.hpc.plugins.module_utils.identities import ARGUMENT_SPEC, Lookups, Planned, conflicts
+from ansible_collections.pharos.hpc.plugins.plugin_utils.remote import run_on_host
 
 DATABASE = {"user": "passwd", "group": "group"}
 
@@ -42,7 +43,7 @@ class ActionModule(ActionBase):
             database = DATABASE[item.kind]
             commands += [f"echo '@{index} name'", f"getent {database} {shlex.quote(item.name)} || true",
                          f"echo '@{index} id'", f"getent {database} {int(item.id)} || true"]
-        probe = self._low_level_execute_command(" ; ".join(commands))
+        probe = run_on_host(self, " ; ".join(commands))
         if probe["rc"] != 0:
             return None
         answers, section = {}, None

@@ -11,6 +11,8 @@ import shlex
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.pharos.hpc.plugins.plugin_utils.remote import run_on_host
+
 NAME = re.compile(r"[a-z_][a-z0-9_.-]*\$?")
 PATH = re.compile(r"/[A-Za-z0-9_./+-]*")
 
@@ -31,7 +33,7 @@ def read_local_files(action, passwd_names=(), group_names=()):
     {"passwd": {name: fields}, "group": {name: fields}}; None when the command fails."""
     commands = [f"getent -s files passwd {shlex.quote(name)} || true" for name in passwd_names]
     commands += [f"getent -s files group {shlex.quote(name)} || true" for name in group_names]
-    probe = action._low_level_execute_command(" ; ".join(commands))
+    probe = run_on_host(action, " ; ".join(commands))
     if probe["rc"] != 0:
         return None
     found = {"passwd": {}, "group": {}}

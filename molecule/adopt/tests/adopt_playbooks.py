@@ -17,9 +17,14 @@ def run_site(*options, as_json=False):
 
     The output is the JSON callback's document with as_json; otherwise the default callback's
     text, each result as one line of JSON, so that a failure's message reads whole."""
+    return run_playbook(SCENARIO / "converge.yml", *options, as_json=as_json)
+
+
+def run_playbook(playbook, *options, as_json=False):
+    """(return code, output) of ansible-playbook on this playbook, as run_site runs converge.yml."""
     inventory = Path(os.environ["MOLECULE_INVENTORY_FILE"]).parent
     command = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(inventory),
-               *options, str(SCENARIO / "converge.yml")]
+               *options, str(playbook)]
     environment = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(PROJECT / "collections"),
                        ANSIBLE_FORCE_COLOR="false", ANSIBLE_NOCOLOR="true",
                        ANSIBLE_CALLBACK_RESULT_FORMAT="json")

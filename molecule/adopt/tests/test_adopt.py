@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from adopt_playbooks import changed_results, run_site
+from adopt_playbooks import changed_results, run_playbook, run_site
 from site_state import DTN, LOGIN, NODE, SITE_FILES, on, state
 
 EPHEMERAL = Path(os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY", "/nonexistent"))
@@ -223,6 +223,30 @@ def test_check_diff_after_the_converge_changes_nothing():
     assert code == 0, document["stats"]
     assert all(counts["changed"] == 0 for counts in document["stats"].values()), document["stats"]
 
+
+
+# Over ssh with sudo, as here and in production, Ansible gives a bare command a terminal, which
+# would carry its standard error into what it read: local names read so would have taken a
+# warning's first word for an account and changed SSSD's filter from one run to the next.
+READ_WITH_A_WARNING = """\
+- name: Read the host's root account, the reading command warning on its standard error
+  hosts: {host}
+  gather_facts: false
+  tasks:
+    - name: Read
+      pharos.hpc.read_command:
+        argv: [sh, -c, 'getent -s files passwd root; echo "sudo: a warning" >&2']
+"""
+
+
+def test_a_read_over_ssh_with_sudo_keeps_the_commands_errors_out_of_what_it_read(tmp_path):
+    playbook = tmp_path / "read.yml"
+    playbook.write_text(READ_WITH_A_WARNING.format(host=LOGIN), encoding="utf-8")
+    code, document = run_playbook(playbook, as_json=True)
+    assert code == 0, document["stats"]
+    read = document["plays"][0]["tasks"][0]["hosts"][LOGIN]
+    assert read["stdout_lines"] == [on(LOGIN, "getent -s files passwd root").strip()]
+    assert "sudo: a warning" in read["stderr_lines"]
 
 # Site lines and files that mean something else for what Pharos writes, on the login node,
 # planted together so that one run names them all: (file, how it is planted, each message), where
