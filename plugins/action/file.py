@@ -50,7 +50,8 @@ class ActionModule(InPlaceModule):
                 or owner is False or group is False or not isinstance(path, str) or not path.startswith("/")):
             return None
         quoted = shlex.quote(path)
-        probe = run_on_host(self,
+        probe = run_on_host(
+            self,
             f"if [ -e {quoted} ] || [ -L {quoted} ]; then stat -c '%F|%U|%G|%u|%g|%a' -- {quoted}; "
             f"else echo absent; fi")
         found = probe["stdout"].strip()

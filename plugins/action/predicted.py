@@ -90,8 +90,8 @@ class ActionModule(ActionBase):
 
     def _packages_installed(self, names):
         quoted = " ".join(shlex.quote(name) for name in names)
-        probe = run_on_host(self,
-            f"dpkg-query --show --showformat='${{db:Status-Abbrev}}|${{Package}}\\n' -- {quoted}")
+        probe = run_on_host(
+            self, f"dpkg-query --show --showformat='${{db:Status-Abbrev}}|${{Package}}\\n' -- {quoted}")
         installed = {}
         for line in probe["stdout"].splitlines():
             status, _bar, package = line.partition("|")
@@ -106,7 +106,8 @@ class ActionModule(ActionBase):
         # As the module reads a unit: running while active or activating, enabled where
         # is-enabled succeeds (static and indirect units too).
         unit = shlex.quote(name)
-        probe = run_on_host(self,
+        probe = run_on_host(
+            self,
             f"systemctl show --property=ActiveState --value -- {unit} && "
             f"systemctl is-enabled --quiet -- {unit} && echo enabled")
         return probe["rc"] == 0 and probe["stdout"].split() in (["active", "enabled"], ["activating", "enabled"])
