@@ -9,7 +9,6 @@ import shlex
 
 from ansible_collections.pharos.hpc.plugins.action.copy import NAME, wanted_mode
 from ansible_collections.pharos.hpc.plugins.action.user import InPlaceModule
-
 from ansible_collections.pharos.hpc.plugins.plugin_utils.remote import run_on_host
 
 # What `stat -c %F` calls each kind of file a step may want.

@@ -224,7 +224,6 @@ def test_check_diff_after_the_converge_changes_nothing():
     assert all(counts["changed"] == 0 for counts in document["stats"].values()), document["stats"]
 
 
-
 # Over ssh with sudo, as here and in production, Ansible gives a bare command a terminal, which
 # would carry its standard error into what it read: local names read so would have taken a
 # warning's first word for an account and changed SSSD's filter from one run to the next.
@@ -247,6 +246,7 @@ def test_a_read_over_ssh_with_sudo_keeps_the_commands_errors_out_of_what_it_read
     read = document["plays"][0]["tasks"][0]["hosts"][LOGIN]
     assert read["stdout_lines"] == [on(LOGIN, "getent -s files passwd root").strip()]
     assert "sudo: a warning" in read["stderr_lines"]
+
 
 # Site lines and files that mean something else for what Pharos writes, on the login node,
 # planted together so that one run names them all: (file, how it is planted, each message), where
