@@ -1,6 +1,7 @@
 """How converging the Site scales with its number of compute nodes, on real containers.
 
-    .venv/bin/python benchmarks/cluster_scale.py [--nodes 3 10 30] [--prefix pharos-scale] [--keep]
+    .venv/bin/python benchmarks/cluster_scale.py [--nodes 3 10 30] [--connection ssh|docker]
+                                                 [--prefix pharos-scale] [--keep]
 
 For each size N it starts, on the Docker network <prefix>, a login node (<prefix>-login), N
 compute nodes (<prefix>-compute01, ...), one staging node (the Site needs a staging partition)
@@ -8,8 +9,12 @@ and one more compute node, <prefix>-joining, that the inventory leaves out. All 
 pharos-lab/trixie:hpc image with the cluster scenario's container options
 (molecule/cluster/molecule.yml), except its shared /scratch volume: each node here keeps a
 scratch tree of its own. playbooks/site.yml then runs as molecule runs it: the lab
-inventory's group_vars, the docker connection, pipelining, --diff, the scenario's stand-in
-member token issuer (molecule/cluster/prepare.yml), and --forks N + 2, one per host. It times:
+inventory's group_vars, pipelining, --diff, the scenario's stand-in member token issuer
+(molecule/cluster/prepare.yml), and --forks N + 2, one per host. It reaches the hosts as
+production does (docs/production.md, "Connection"): over ssh as root with a key of its own, one
+master connection per host kept open (ControlPersist), each node's sshd started with host keys
+of its own; or, with --connection docker, as the molecule scenarios do, one `docker exec` per
+command. It times:
 - the first converge of the whole Site, then its idempotent re-run;
 - the joining node added to the compute group and converged alone with --limit (configless
   nodes register themselves: nothing changes on the controller), then that run again;
@@ -17,7 +22,9 @@ member token issuer (molecule/cluster/prepare.yml), and --forks N + 2, one per h
 It prints a Markdown table of each step: its seconds, the seconds per host it ran on (N + 2 for
 the Site, 1 with --limit), the ratio to the same step at the smallest size, the CPU it took
 (ansible-playbook and its forks, plus every container's own cgroup) in all and per host, and
-the changed count of its PLAY RECAP (a re-run that changed something is reported, not stopped). Then each
+the changed count of its PLAY RECAP (a re-run that changed something is reported, not stopped).
+The controller's CPU is ansible-playbook with its forks and their commands, plus, over ssh, the
+master connections' own (they run apart from ansible-playbook, for as long as they persist). Then each
 whole-Site step at every size side by side, with the tasks each kind of host ran and the CPU each
 added compute node cost (the largest size against the smallest); where the time goes per kind of
 host and role; the memory each container takes once the Site is converged (`docker stats`); and the
@@ -68,8 +75,8 @@ UNITS_IN_MIB = {"B": 1 / 2 ** 20, "KiB": 1 / 1024, "MiB": 1, "GiB": 1024, "kB": 
                 "GB": 1e9 / 2 ** 20}
 
 
-def docker(*arguments, check=True):
-    completed = subprocess.run(["docker", *arguments], capture_output=True, text=True, check=False)
+def docker(*arguments, check=True, stdin=None):
+    completed = subprocess.run(["docker", *arguments], input=stdin, capture_output=True, text=True, check=False)
     if check and completed.returncode != 0:
         sys.exit("benchmark: docker %s failed: %s" % (" ".join(arguments[:2]), completed.stderr.strip()))
     return completed
@@ -124,7 +131,52 @@ def check_inotify_limit(largest_size):
                  "sysctl -w fs.inotify.max_user_instances=%d" % (limit, largest_size + 3, needed, max(needed, 1024)))
 
 
-def write_inventories(work, names):
+def open_ssh(work, names):
+    """Each node's sshd, with host keys of its own, letting root in with the work directory's key.
+    The image has none, so sshd failed at boot until systemd stopped trying: that is reset first."""
+    key = work / "ssh" / "id_ed25519"
+    if not key.exists():
+        key.parent.mkdir(mode=0o700)
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "cluster-scale", "-f", str(key)],
+                       check=True)
+    for name in every_container(names):
+        docker("exec", "-i", name, "sh", "-c", "ssh-keygen -A >/dev/null && install -d -m 0700 /root/.ssh"
+               " && cat > /root/.ssh/authorized_keys && systemctl reset-failed ssh && systemctl restart ssh",
+               stdin=key.with_suffix(".pub").read_text())
+    return key
+
+
+def connection_vars(connection, work, key, name):
+    if connection == "docker":
+        return {"ansible_connection": "community.docker.docker"}
+    return {"ansible_connection": "ssh", "ansible_host": address(name), "ansible_user": "root",
+            "ansible_ssh_private_key_file": str(key),
+            # docs/examples/production's ssh_args, persisting through a whole size's runs, with the
+            # containers' host keys, new at each size, taken as they come.
+            "ansible_ssh_args": "-C -o ControlMaster=auto -o ControlPersist=900s -o ControlPath=%s/%%C" % (work / "ssh"),
+            "ansible_ssh_common_args": "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR"}
+
+
+def address(name):
+    networks = json.loads(docker("inspect", "--format", "{{json .NetworkSettings.Networks}}", name).stdout)
+    return next(iter(networks.values()))["IPAddress"]
+
+
+def masters_cpu_seconds(work):
+    """The CPU the ssh master connections of this work directory have used (ControlPath in it)."""
+    used, tick = 0.0, os.sysconf("SC_CLK_TCK")
+    for process in Path("/proc").iterdir():
+        try:
+            if not process.name.isdigit() or str(work / "ssh") not in (process / "cmdline").read_text():
+                continue
+            fields = (process / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        used += (int(fields[11]) + int(fields[12])) / tick
+    return used
+
+
+def write_inventories(work, names, connection, key):
     """The Site's inventory (linked to the lab's group_vars), and one that adds the joining node."""
     inventory = work / "inventory"
     inventory.mkdir(exist_ok=True)
@@ -132,10 +184,12 @@ def write_inventories(work, names):
     if not group_vars.is_symlink():
         group_vars.symlink_to(PROJECT / "inventories" / "lab" / "group_vars")
 
+    # Each host's own: the lab's group_vars/all names the docker connection, and would win over
+    # the inventory's vars of all.
     def hosts(*listed):
-        return {"hosts": {name: {} for name in listed}}
+        return {"hosts": {name: connection_vars(connection, work, key, name) for name in listed}}
 
-    site = {"all": {"vars": {"ansible_connection": "community.docker.docker"}, "children": {
+    site = {"all": {"children": {
         "login": hosts(names["login"]), "compute": hosts(*names["compute"]), "staging": hosts(names["staging"]),
         "cluster": {"children": {"login": {}, "compute": {}, "staging": {}}}}}}
     (inventory / "hosts.yml").write_text(yaml.safe_dump(site, sort_keys=False))
@@ -157,7 +211,7 @@ def changed_per_host(output):
     return {name: int(count) for name, count in re.findall(r"^(\S+)\s+: ok=\d+\s+changed=(\d+)", recap, re.MULTILINE)}
 
 
-def run_site(log, inventories, forks, issuer_key, *options):
+def run_site(log, work, inventories, forks, issuer_key, *options):
     """site.yml as molecule runs it; its wall time and the changed count of each host in its PLAY RECAP.
 
     Each task result is recorded beside the log (benchmarks/callback_plugins/task_profile.py)."""
@@ -170,9 +224,10 @@ def run_site(log, inventories, forks, issuer_key, *options):
                        ANSIBLE_NOCOLOR="true", ANSIBLE_FORCE_COLOR="false",
                        ANSIBLE_CALLBACK_PLUGINS=str(PROJECT / "benchmarks" / "callback_plugins"),
                        ANSIBLE_CALLBACKS_ENABLED="task_profile", PHAROS_TASK_PROFILE=str(log.with_suffix(".jsonl")))
-    started, cpu_before = time.monotonic(), children_cpu_seconds()
+    started, cpu_before = time.monotonic(), children_cpu_seconds() + masters_cpu_seconds(work)
     completed = subprocess.run(command, cwd=PROJECT, env=environment, capture_output=True, text=True, check=False)
-    elapsed, controller_cpu = time.monotonic() - started, children_cpu_seconds() - cpu_before
+    elapsed = time.monotonic() - started
+    controller_cpu = children_cpu_seconds() + masters_cpu_seconds(work) - cpu_before
     log.write_text(completed.stdout + completed.stderr)
     changed = changed_per_host(completed.stdout)
     if completed.returncode != 0:
@@ -213,12 +268,13 @@ def memory_mib(containers):
     return usage
 
 
-def measure(size, prefix, work, issuer_key, base_seconds):
+def measure(size, prefix, work, issuer_key, base_seconds, connection):
     """Each step at this size, its table row printed as soon as it ends, and the converged Site's memory."""
     names = site_names(prefix, size)
     print("%d nodes: starting %d containers" % (size, len(every_container(names))), file=sys.stderr, flush=True)
     start_site(names, prefix)
-    inventory, joining = write_inventories(work, names)
+    key = open_ssh(work, names) if connection == "ssh" else None
+    inventory, joining = write_inventories(work, names, connection, key)
     # One fork per host of the Site: fewer would make the larger sizes wait in turns.
     site_hosts = forks = size + 2
     steps = []
@@ -226,7 +282,7 @@ def measure(size, prefix, work, issuer_key, base_seconds):
     def step(name, hosts, inventories, *options):
         log = work / "logs" / ("%03d-nodes-%s.log" % (size, re.sub(r"\W+", "-", name).strip("-")))
         containers_before = containers_cpu_seconds(every_container(names))
-        elapsed, controller_cpu, changed = run_site(log, inventories, forks, issuer_key, *options)
+        elapsed, controller_cpu, changed = run_site(log, work, inventories, forks, issuer_key, *options)
         containers_after = containers_cpu_seconds(every_container(names))
         containers_cpu = sum(containers_after[name] - containers_before[name]
                              for name in containers_after.keys() & containers_before.keys())
@@ -270,15 +326,17 @@ def host_kind(host, names):
 
 def read_profile(results, names):
     """Per (kind of host, role): tasks that ran (skipped ones left out), module runs on the host,
-    and the tasks' seconds, each per host of that kind."""
+    the tasks' seconds, and steps (tasks run or skipped: each one a worker the controller forks),
+    each per host of that kind."""
     hosts_of_kind, totals = {}, {}
     for line in results.read_text().splitlines():
         result = json.loads(line)
         kind = host_kind(result["host"], names)
         hosts_of_kind.setdefault(kind, set()).add(result["host"])
+        row = totals.setdefault((kind, result["role"].removeprefix("pharos.hpc.") or "(playbook)"), [0, 0, 0.0, 0])
+        row[3] += 1
         if result["status"] == "skipped":
             continue
-        row = totals.setdefault((kind, result["role"].removeprefix("pharos.hpc.") or "(playbook)"), [0, 0, 0.0])
         row[0] += 1
         row[1] += result["module_runs"]
         row[2] += result["seconds"] or 0
@@ -304,7 +362,7 @@ def print_profiles(profiles):
                     if key[1] == "all":
                         figures = [sum(profile[row][i] for row in kind_rows if row in profile) for i in range(3)]
                     else:
-                        figures = profile.get(key)
+                        figures = profile[key][:3] if key in profile else None
                     cells.append("%.0f / %.0f / %.1f s" % tuple(figures) if figures else "")
                 print("| %s | %s | %s |" % (kind, "**all**" if key[1] == "all" else key[1], " | ".join(cells)))
         print()
@@ -318,7 +376,7 @@ def print_summary(all_steps):
     if not sizes:
         return
     print("\nEach size side by side (seconds; controller + containers CPU s; tasks run on the login, "
-          "staging and each compute node):\n")
+          "staging and each compute node, and in brackets their steps, skipped ones too):\n")
     print("| step | " + " | ".join("%d nodes" % size for size in sizes)
           + " | ratio %d to %d | CPU s per added compute node, controller + containers |" % (sizes[-1], sizes[0]))
     print("|---|" + "---|" * (len(sizes) + 2))
@@ -337,8 +395,9 @@ def print_summary(all_steps):
 
 
 def tasks_per_kind(profile):
-    """The tasks that ran on one host of each kind, as login / staging / compute."""
-    return " / ".join("%.0f" % sum(row[0] for key, row in profile.items() if key[0] == kind)
+    """The tasks that ran on one host of each kind, and its steps, as login / staging / compute."""
+    return " / ".join("%.0f (%.0f)" % (sum(row[0] for key, row in profile.items() if key[0] == kind),
+                                       sum(row[3] for key, row in profile.items() if key[0] == kind))
                       for kind in ("login", "staging", "compute"))
 
 
@@ -366,6 +425,8 @@ def main():
     parser.add_argument("--nodes", type=int, nargs="+", default=[3, 10, 30], help="numbers of compute nodes")
     parser.add_argument("--prefix", default="pharos-scale",
                         help="the containers' names start with <prefix>- (any container so named is removed); the network is <prefix>")
+    parser.add_argument("--connection", choices=["ssh", "docker"], default="ssh",
+                        help="ssh with a master connection per host, as production (default), or docker exec, as molecule")
     parser.add_argument("--keep", action="store_true", help="leave the last size's containers and network running")
     arguments = parser.parse_args()
     sizes, prefix = sorted(set(arguments.nodes)), arguments.prefix
@@ -374,7 +435,8 @@ def main():
     check_inotify_limit(sizes[-1])
     work = Path(tempfile.mkdtemp(prefix="cluster-scale-"))
     (work / "logs").mkdir()
-    print("work directory (inventory, stand-in issuer key, each run's output): %s" % work, file=sys.stderr)
+    print("work directory (inventory, stand-in issuer key, each run's output): %s; connection: %s"
+          % (work, arguments.connection), file=sys.stderr)
     issuer_key = make_issuer(work)
 
     print("| nodes | step | seconds | seconds per host | ratio to %d nodes | CPU s, controller + containers "
@@ -385,7 +447,8 @@ def main():
         for size in sizes:
             # A previous size's containers, or those a run with --keep left.
             tear_down(prefix, prefix)
-            all_steps[size], memory[size], profiles[size] = measure(size, prefix, work, issuer_key, base_seconds)
+            all_steps[size], memory[size], profiles[size] = measure(size, prefix, work, issuer_key, base_seconds,
+                                                                   arguments.connection)
             joins[size] = [(step["name"], step["changed"]) for step in all_steps[size] if step["name"].startswith("+1")]
     finally:
         if not arguments.keep:
