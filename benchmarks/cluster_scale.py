@@ -11,7 +11,7 @@ pharos-lab/trixie:hpc image with the cluster scenario's container options
 scratch tree of its own. playbooks/site.yml then runs as molecule runs it: the lab
 inventory's group_vars, pipelining, --diff, the scenario's stand-in member token issuer
 (molecule/cluster/prepare.yml), and --forks N + 2, one per host. It reaches the hosts as
-production does (docs/production.md, "Connection"): over ssh as root with a key of its own, one
+production does (docs/production.md, "A Site of many nodes"): over ssh as root with a key of its own, one
 master connection per host kept open (ControlPersist), each node's sshd started with host keys
 of its own; or, with --connection docker, as the molecule scenarios do, one `docker exec` per
 command. It times:
@@ -43,6 +43,7 @@ import json
 import os
 import re
 import resource
+import signal
 import statistics
 import subprocess
 import sys
@@ -162,18 +163,37 @@ def address(name):
     return next(iter(networks.values()))["IPAddress"]
 
 
-def masters_cpu_seconds(work):
-    """The CPU the ssh master connections of this work directory have used (ControlPath in it)."""
-    used, tick = 0.0, os.sysconf("SC_CLK_TCK")
+def masters(work):
+    """The ssh processes of this work directory (its ControlPath in their command line): once a
+    run has ended, its master connections alone."""
     for process in Path("/proc").iterdir():
         try:
-            if not process.name.isdigit() or str(work / "ssh") not in (process / "cmdline").read_text():
-                continue
+            if process.name.isdigit() and str(work / "ssh") in (process / "cmdline").read_text():
+                yield process
+        except OSError:
+            continue
+
+
+def masters_cpu_seconds(work):
+    """The CPU the ssh master connections of this work directory have used."""
+    used, tick = 0.0, os.sysconf("SC_CLK_TCK")
+    for process in masters(work):
+        try:
             fields = (process / "stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
         used += (int(fields[11]) + int(fields[12])) / tick
     return used
+
+
+def stop_masters(work):
+    """A size's master connections end with its containers: the next size's nodes may get the
+    same addresses, and with them the same ControlPath."""
+    for process in masters(work):
+        try:
+            os.kill(int(process.name), signal.SIGTERM)
+        except OSError:
+            continue
 
 
 def write_inventories(work, names, connection, key):
@@ -447,12 +467,14 @@ def main():
         for size in sizes:
             # A previous size's containers, or those a run with --keep left.
             tear_down(prefix, prefix)
+            stop_masters(work)
             all_steps[size], memory[size], profiles[size] = measure(size, prefix, work, issuer_key, base_seconds,
                                                                    arguments.connection)
             joins[size] = [(step["name"], step["changed"]) for step in all_steps[size] if step["name"].startswith("+1")]
     finally:
         if not arguments.keep:
             tear_down(prefix, prefix)
+            stop_masters(work)
         if memory:
             print_summary(all_steps)
             print_profiles(profiles)
