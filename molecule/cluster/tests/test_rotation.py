@@ -145,11 +145,12 @@ DRIFTS = [
      "ldapmodify -Q -Y EXTERNAL -H ldapi:/// <<'LDIF'\ndn: olcDatabase={{1}}mdb,cn=config\nchangetype: modify\n"
      "delete: olcAccess\nolcAccess: {{0}}\nLDIF"),
 ]
+SCRATCH_SCRIPTS = "pharos.hpc.scratch : Install the root Prolog that creates each member's root, and the job-side check of it"
 REPAIRS = {
     ("pharos-cluster-login", "pharos.hpc.sssd : Configure SSSD to read members and keys from the directory"),
     ("pharos-cluster-login", "pharos.hpc.sssd : Restart sssd"),
-    ("pharos-cluster-compute", "pharos.hpc.scratch : Install the root Prolog that creates each member's root"),
-    ("pharos-cluster-staging", "pharos.hpc.scratch : Install the job-side check of the member root"),
+    ("pharos-cluster-compute", SCRATCH_SCRIPTS),
+    ("pharos-cluster-staging", SCRATCH_SCRIPTS),
     ("pharos-cluster-login", "pharos.hpc.slurm : Write Slurm's configuration file /etc/slurm/slurm.conf"),
     ("pharos-cluster-login", "pharos.hpc.slurm : Reconfigure Slurm"),
     ("pharos-cluster-login", "pharos.hpc.slurm_accounts : Keep the association tree"),
