@@ -39,11 +39,14 @@ def test_a_file_the_shell_cannot_judge_or_an_option_beyond_the_plain_ones_runs_t
     latin1.write_bytes("# caf\u00e9\n".encode("latin-1"))
     done = tmp_path / "done.conf"
     done.write_text(NSS_LINES.replace("files systemd", "files extrausers systemd"))
-    results = play(project, tmp_path, [
+    # Each step goes on after a failure: the builtin's answer to a file that is not UTF-8 differs
+    # between ansible-core releases, and only who answers is asserted here.
+    results = play(project, tmp_path, [dict(step, ignore_errors=True) for step in (
         replace_step("not UTF-8", latin1),
         replace_step("with a backup", done, backup=True),
         replace_step("missing", tmp_path / "never-made"),
-    ], "--check")
-    assert "in_place" not in results["not UTF-8"] and results["not UTF-8"]["changed"] is False, results["not UTF-8"]
+    )], "--check")
+    for name, result in results.items():
+        assert "in_place" not in result and result["changed"] is False, (name, result)
     assert results["missing"].get("failed") is True and "does not exist" in results["missing"]["msg"]
-    assert "in_place" not in results["with a backup"] and results["with a backup"]["changed"] is False
+    assert not results["with a backup"].get("failed"), results["with a backup"]
