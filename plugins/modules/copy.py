@@ -22,6 +22,8 @@ description:
     other option of M(ansible.builtin.copy), a host where the command fails - so check mode, diff and every
     option behave as the builtin's.
 author: Pharos HPC engineering (@pharos-ai-factory)
+extends_documentation_fragment:
+  - pharos.hpc.builtin_in_place
 attributes:
   check_mode:
     support: full
@@ -29,12 +31,6 @@ attributes:
   diff_mode:
     support: full
     description: As M(ansible.builtin.copy); a file in place has nothing to diff.
-  action:
-    support: full
-    description: An action plugin on the controller, around the builtin's.
-  async:
-    support: none
-    description: Not asynchronous.
 options:
   src:
     description:

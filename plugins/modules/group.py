@@ -20,6 +20,8 @@ description:
   - Everything else runs the builtin module with the same arguments, so check mode and every option behave
     as the builtin's.
 author: Pharos HPC engineering (@pharos-ai-factory)
+extends_documentation_fragment:
+  - pharos.hpc.builtin_in_place
 attributes:
   check_mode:
     support: full
@@ -27,12 +29,6 @@ attributes:
   diff_mode:
     support: none
     description: As M(ansible.builtin.group), which shows no diff.
-  action:
-    support: full
-    description: An action plugin on the controller, around the builtin module.
-  async:
-    support: none
-    description: Not asynchronous.
 options:
   name:
     description: The group's name.

@@ -19,6 +19,8 @@ description:
     cannot be read, any other option of M(ansible.builtin.replace) - so check mode, diff and every option
     behave as the builtin's.
 author: Pharos HPC engineering (@pharos-ai-factory)
+extends_documentation_fragment:
+  - pharos.hpc.builtin_in_place
 attributes:
   check_mode:
     support: full
@@ -26,12 +28,6 @@ attributes:
   diff_mode:
     support: full
     description: As M(ansible.builtin.replace); a file read in place has nothing to diff.
-  action:
-    support: full
-    description: An action plugin on the controller, around the builtin module.
-  async:
-    support: none
-    description: Not asynchronous.
 options:
   path:
     description: The file on the host, absolute.

@@ -22,6 +22,8 @@ description:
     that only the directory holds, any other option of M(ansible.builtin.user) - so check mode and every
     option behave as the builtin's.
 author: Pharos HPC engineering (@pharos-ai-factory)
+extends_documentation_fragment:
+  - pharos.hpc.builtin_in_place
 attributes:
   check_mode:
     support: full
@@ -29,12 +31,6 @@ attributes:
   diff_mode:
     support: none
     description: As M(ansible.builtin.user), which shows no diff.
-  action:
-    support: full
-    description: An action plugin on the controller, around the builtin module.
-  async:
-    support: none
-    description: Not asynchronous.
 options:
   name:
     description: The account's name.
