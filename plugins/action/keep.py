@@ -1,0 +1,87 @@
+# -*- coding: utf-8 -*-
+# Copyright: Pharos HPC engineering
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Several of the collection's in-place steps as one step: one worker and one result for them all."""
+
+from __future__ import annotations
+
+from ansible.plugins.action import ActionBase
+
+# The collection's actions a step may name: each reads its own resource in place with one shell
+# command and runs its builtin module only where the resource is not as wanted.
+KINDS = ("group", "user", "file", "copy", "template", "replace")
+# What names each kind's resource in a step's label and its error.
+SUBJECTS = {"group": "name", "user": "name", "file": "path", "copy": "dest", "template": "dest", "replace": "path"}
+
+
+def step_problem(index, step):
+    """Why a step cannot run, in the words of the fix; None when it can."""
+    kinds = [key for key in step if key != "when"] if isinstance(step, dict) else []
+    if len(kinds) != 1 or kinds[0] not in KINDS or not isinstance(step[kinds[0]], dict):
+        return (f"steps[{index}] must name one of {', '.join(KINDS)} with its arguments as a mapping "
+                f"(and optionally when: true or false), not {step!r}.")
+    if not isinstance(step.get("when", True), bool):
+        return (f"steps[{index}].when must be true or false, not {step['when']!r}: write it as a template "
+                "that gives a boolean, such as \"{{ path_seen == 'absent' }}\".")
+    return None
+
+
+def step_label(kind, args):
+    """The step's kind and the resource it keeps, as its result and an error name it."""
+    return f"{kind} {args.get(SUBJECTS[kind], '')}".rstrip()
+
+
+class ActionModule(ActionBase):
+    """A converged node holds every group, account, path and file its roles keep. Each kept as its
+    own step costs the controller a worker, the task's variables and a result of its own, and that,
+    not the read on the host, is most of what such a step costs. Here the steps of one role run in
+    order in one worker: each is the collection's own action, as it would run as a step, with its
+    check mode and its diff; the first that fails stops the rest."""
+
+    TRANSFERS_FILES = False
+    _VALID_ARGS = frozenset(("steps",))
+
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        steps = self._task.args.get("steps")
+        if not isinstance(steps, list) or not steps:
+            return dict(result, failed=True, msg=f"steps must be a non-empty list of steps, not {steps!r}.")
+        problems = [problem for index, step in enumerate(steps) if (problem := step_problem(index, step))]
+        if problems:
+            return dict(result, failed=True, msg=" ".join(problems))
+        results = []
+        for step in steps:
+            if not step.get("when", True):
+                continue
+            kind = next(key for key in step if key != "when")
+            outcome = self._run_step(kind, step[kind], task_vars)
+            # Each result names its resource as the step gave it, as a loop's results do: a check
+            # mode result of copy or template carries no dest of its own.
+            outcome.setdefault(SUBJECTS[kind], step[kind].get(SUBJECTS[kind]))
+            outcome["step"] = step_label(kind, step[kind])
+            results.append(outcome)
+            if outcome.get("failed"):
+                result.update(failed=True, msg=f"{outcome['step']}: {outcome.get('msg', 'failed')}")
+                break
+        result["results"] = results
+        result["changed"] = any(outcome.get("changed") for outcome in results)
+        diffs = [diff for outcome in results if outcome.get("changed") for diff in as_list(outcome.get("diff"))]
+        if diffs:
+            result["diff"] = diffs
+        return result
+
+    def _run_step(self, kind, args, task_vars):
+        """One step's result, run by the collection's action for its kind in this worker."""
+        task = self._task.copy()
+        task.args = dict(args)
+        action = self._shared_loader_obj.action_loader.get(
+            f"pharos.hpc.{kind}", task=task, connection=self._connection, play_context=self._play_context,
+            loader=self._loader, templar=self._templar, shared_loader_obj=self._shared_loader_obj)
+        return action.run(task_vars=task_vars)
+
+
+def as_list(diff):
+    """A step's diff as a list of diffs (copy and template give a list, file a mapping)."""
+    if not diff:
+        return []
+    return list(diff) if isinstance(diff, list) else [diff]
