@@ -33,6 +33,12 @@ def wanted_mode(mode):
     return False
 
 
+def file_read(dest):
+    """The shell command that reads a file's kind, owner, group, mode and checksum."""
+    quoted = shlex.quote(dest)
+    return f"stat -c '%F|%U|%G|%a' -- {quoted} && sha1sum -- {quoted}"
+
+
 class InPlaceCopy(CopyAction):
     """On a converged host nearly every file is already as the step wants it, and the builtin
     action then runs two modules there (stat, then file for the attributes), each about half a CPU
@@ -63,8 +69,7 @@ class InPlaceCopy(CopyAction):
         data = self._wanted_bytes(args)
         if data is None:
             return None
-        quoted = shlex.quote(dest)
-        probe = run_on_host(self, f"stat -c '%F|%U|%G|%a' -- {quoted} && sha1sum -- {quoted}")
+        probe = run_on_host(self, file_read(dest))
         lines = probe["stdout"].splitlines()
         if probe["rc"] != 0 or len(lines) != 2:
             return None

@@ -31,6 +31,13 @@ def same_id(wanted, name, number):
     return wanted is None or wanted == (number if wanted.isdigit() else name)
 
 
+def path_read(path):
+    """The shell command that reads a path's kind, owners and mode, or "absent", without following it."""
+    quoted = shlex.quote(path)
+    return (f"if [ -e {quoted} ] || [ -L {quoted} ]; then stat -c '%F|%U|%G|%u|%g|%a' -- {quoted}; "
+            f"else echo absent; fi")
+
+
 class ActionModule(InPlaceModule):
     """On a converged host every directory and file a step keeps is already as it wants, and the
     builtin module then costs about half a CPU second of Python on the host to say so. A plain
@@ -48,11 +55,7 @@ class ActionModule(InPlaceModule):
         if (not set(args) <= self.PLAIN or state not in (None, "directory", "file", "absent") or mode is False
                 or owner is False or group is False or not isinstance(path, str) or not path.startswith("/")):
             return None
-        quoted = shlex.quote(path)
-        probe = run_on_host(
-            self,
-            f"if [ -e {quoted} ] || [ -L {quoted} ]; then stat -c '%F|%U|%G|%u|%g|%a' -- {quoted}; "
-            f"else echo absent; fi")
+        probe = run_on_host(self, path_read(path))
         found = probe["stdout"].strip()
         if probe["rc"] != 0:
             return None

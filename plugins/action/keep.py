@@ -7,11 +7,26 @@ from __future__ import annotations
 
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.pharos.hpc.plugins.action.copy import file_read
+from ansible_collections.pharos.hpc.plugins.action.file import path_read
+from ansible_collections.pharos.hpc.plugins.action.replace import text_read
+from ansible_collections.pharos.hpc.plugins.action.user import local_files_read, wanted_groups
+from ansible_collections.pharos.hpc.plugins.plugin_utils.remote import run_all_on_host
+
 # The collection's actions a step may name: each reads its own resource in place with one shell
 # command and runs its builtin module only where the resource is not as wanted.
 KINDS = ("group", "user", "file", "copy", "template", "replace")
 # What names each kind's resource in a step's label and its error.
 SUBJECTS = {"group": "name", "user": "name", "file": "path", "copy": "dest", "template": "dest", "replace": "path"}
+# The shell command each kind's action reads its resource with, from the step's arguments.
+READS = {
+    "group": lambda args: local_files_read(group_names=[args["name"]]),
+    "user": lambda args: local_files_read([args["name"]], wanted_groups(args)),
+    "file": lambda args: path_read(args["path"]),
+    "copy": lambda args: file_read(args["dest"]),
+    "template": lambda args: file_read(args["dest"]),
+    "replace": lambda args: text_read(args["path"]),
+}
 
 
 def step_problem(index, step):
@@ -26,6 +41,14 @@ def step_problem(index, step):
     return None
 
 
+def step_read(kind, args):
+    """The command the step's action would read its resource with; None where it cannot be told."""
+    try:
+        return READS[kind](args)
+    except (KeyError, TypeError, AttributeError):
+        return None  # the action judges the step's arguments itself
+
+
 def step_label(kind, args):
     """The step's kind and the resource it keeps, as its result and an error name it."""
     return f"{kind} {args.get(SUBJECTS[kind], '')}".rstrip()
@@ -36,7 +59,9 @@ class ActionModule(ActionBase):
     own step costs the controller a worker, the task's variables and a result of its own, and that,
     not the read on the host, is most of what such a step costs. Here the steps of one role run in
     order in one worker: each is the collection's own action, as it would run as a step, with its
-    check mode and its diff; the first that fails stops the rest."""
+    check mode and its diff; the first that fails stops the rest. Their reads are one shell command
+    on the host, made before the first step; after a step changes the host, each later step reads
+    its resource again itself."""
 
     TRANSFERS_FILES = False
     _VALID_ARGS = frozenset(("steps",))
@@ -49,12 +74,14 @@ class ActionModule(ActionBase):
         problems = [problem for index, step in enumerate(steps) if (problem := step_problem(index, step))]
         if problems:
             return dict(result, failed=True, msg=" ".join(problems))
+        kept = [(next(key for key in step if key != "when"), step) for step in steps if step.get("when", True)]
+        reads = [read for kind, step in kept if (read := step_read(kind, step[kind]))]
+        reads_made = run_all_on_host(self, reads) if len(reads) > 1 else {}
         results = []
-        for step in steps:
-            if not step.get("when", True):
-                continue
-            kind = next(key for key in step if key != "when")
-            outcome = self._run_step(kind, step[kind], task_vars)
+        for kind, step in kept:
+            outcome = self._run_step(kind, step[kind], task_vars, reads_made)
+            if outcome.get("changed") and not self._task.check_mode:
+                reads_made.clear()
             # Each result names its resource as the step gave it, as a loop's results do: a check
             # mode result of copy or template carries no dest of its own.
             outcome.setdefault(SUBJECTS[kind], step[kind].get(SUBJECTS[kind]))
@@ -70,13 +97,14 @@ class ActionModule(ActionBase):
             result["diff"] = diffs
         return result
 
-    def _run_step(self, kind, args, task_vars):
+    def _run_step(self, kind, args, task_vars, reads_made):
         """One step's result, run by the collection's action for its kind in this worker."""
         task = self._task.copy()
         task.args = dict(args)
         action = self._shared_loader_obj.action_loader.get(
             f"pharos.hpc.{kind}", task=task, connection=self._connection, play_context=self._play_context,
             loader=self._loader, templar=self._templar, shared_loader_obj=self._shared_loader_obj)
+        action.reads_made = reads_made
         return action.run(task_vars=task_vars)
 
 

@@ -16,6 +16,11 @@ READ_LIMIT = 1024 * 1024
 NOT_TEXT = re.compile("[\udc80-\udcff\ufffd]")
 
 
+def text_read(path):
+    """The shell command that reads a file's text, up to one byte past the limit."""
+    return f"head -c {READ_LIMIT + 1} -- {shlex.quote(path)}"
+
+
 class ActionModule(InPlaceModule):
     """On a converged host the pattern of a replace step matches nowhere, and the builtin module
     then costs about half a CPU second of Python on the host to say so. A plain step's file is read
@@ -36,7 +41,7 @@ class ActionModule(InPlaceModule):
             pattern = re.compile(regexp, re.MULTILINE)
         except re.error:
             return None  # the builtin module names the error
-        probe = run_on_host(self, f"head -c {READ_LIMIT + 1} -- {shlex.quote(path)}")
+        probe = run_on_host(self, text_read(path))
         content = probe["stdout"]
         # A file the command could not read, too large to hold, or not UTF-8 (its bytes arrive as
         # escapes or replacement characters) is the builtin's to judge.

@@ -12,26 +12,29 @@ from ansible_collections.pharos.hpc.plugins.action.copy import InPlaceCopy
 
 class _CopyLoader:
     """The action loader, handing out pharos.hpc.copy's action where the builtin template asks
-    for the copy action it gives the rendered file to."""
+    for the copy action it gives the rendered file to, with the template step's reads made."""
 
-    def __init__(self, loader):
+    def __init__(self, loader, reads_made):
         self._loader = loader
+        self._reads_made = reads_made
 
     def __getattr__(self, name):
         return getattr(self._loader, name)
 
     def get(self, name, *args, **kwargs):
         if name == "ansible.legacy.copy":
-            return InPlaceCopy(*args, **kwargs)
+            copy = InPlaceCopy(*args, **kwargs)
+            copy.reads_made = self._reads_made
+            return copy
         return self._loader.get(name, *args, **kwargs)
 
 
 class _Loaders:
     """The shared plugin loaders, with the action loader above."""
 
-    def __init__(self, shared):
+    def __init__(self, shared, reads_made):
         self._shared = shared
-        self.action_loader = _CopyLoader(shared.action_loader)
+        self.action_loader = _CopyLoader(shared.action_loader, reads_made)
 
     def __getattr__(self, name):
         return getattr(self._shared, name)
@@ -47,5 +50,5 @@ class ActionModule(TemplateAction):
     TRANSFERS_FILES = False
 
     def run(self, tmp=None, task_vars=None):
-        self._shared_loader_obj = _Loaders(self._shared_loader_obj)
+        self._shared_loader_obj = _Loaders(self._shared_loader_obj, getattr(self, "reads_made", None))
         return super().run(tmp, task_vars)

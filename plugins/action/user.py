@@ -28,12 +28,30 @@ def plain_id(value):
     return False
 
 
+def local_files_read(passwd_names=(), group_names=()):
+    """The shell command that reads the lines of /etc/passwd and /etc/group for these names."""
+    commands = [f"getent -s files passwd {shlex.quote(name)} || true" for name in passwd_names]
+    commands += [f"getent -s files group {shlex.quote(name)} || true" for name in group_names]
+    return " ; ".join(commands)
+
+
+def other_groups(args):
+    """An account step's other groups, as a list of what it gives."""
+    groups = args.get("groups") or []
+    if isinstance(groups, str):
+        return [part.strip() for part in groups.split(",") if part.strip()]
+    return list(groups)
+
+
+def wanted_groups(args):
+    """An account step's primary group, then its other groups."""
+    return ([args["group"]] if args.get("group") else []) + other_groups(args)
+
+
 def read_local_files(action, passwd_names=(), group_names=()):
     """The lines of /etc/passwd and /etc/group for these names, read with one shell command, as
     {"passwd": {name: fields}, "group": {name: fields}}; None when the command fails."""
-    commands = [f"getent -s files passwd {shlex.quote(name)} || true" for name in passwd_names]
-    commands += [f"getent -s files group {shlex.quote(name)} || true" for name in group_names]
-    probe = run_on_host(action, " ; ".join(commands))
+    probe = run_on_host(action, local_files_read(passwd_names, group_names))
     if probe["rc"] != 0:
         return None
     found = {"passwd": {}, "group": {}}
@@ -80,9 +98,7 @@ class ActionModule(InPlaceModule):
         """The step's result when its account is in place, else None."""
         args = self._task.args
         name, uid, group = args.get("name"), plain_id(args.get("uid")), args.get("group")
-        groups = args.get("groups") or []
-        if isinstance(groups, str):
-            groups = [part.strip() for part in groups.split(",") if part.strip()]
+        groups = other_groups(args)
         if (not set(args) <= self.PLAIN or args.get("state", "present") != "present" or uid is False
                 or not isinstance(name, str) or not NAME.fullmatch(name)
                 or (group is not None and not (isinstance(group, str) and NAME.fullmatch(group)))
@@ -91,8 +107,7 @@ class ActionModule(InPlaceModule):
                 or any(args.get(key) is not None and not (isinstance(args[key], str) and PATH.fullmatch(args[key]))
                        for key in ("shell", "home"))):
             return None
-        wanted_groups = ([group] if group else []) + list(groups)
-        found = read_local_files(self, [name], wanted_groups)
+        found = read_local_files(self, [name], wanted_groups(args))
         if found is None or name not in found["passwd"]:
             return None
         found_uid, found_gid, found_home, found_shell = (found["passwd"][name][index] for index in (2, 3, 5, 6))

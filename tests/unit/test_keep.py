@@ -2,7 +2,11 @@
 task of its own (its check mode, its diff, its read in place), in order, the first failure stopping
 the rest. Each case runs a real playbook on localhost against a temporary directory."""
 
+import json
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from test_files_in_place import GROUP, OWNER, play, shell
@@ -103,3 +107,31 @@ def test_a_step_the_action_cannot_run_is_refused_before_any_step_runs(project, s
     assert text["failed"] is True and "steps[0].when must be true or false" in text["msg"]
     assert empty["failed"] is True and "non-empty list" in empty["msg"]
     assert results["the first step's directory"].get("rc") == 0
+
+
+def test_a_later_step_reads_again_after_an_earlier_one_changed_the_host(project, site):
+    written = site / "written"
+    results = play(project, site, [keep("keep", [
+        {"copy": {"content": "a\n", "dest": str(written), "mode": "0600"}},
+        {"file": {"path": str(written), "state": "file", "mode": "0600"}},
+    ])])["keep"]["results"]
+    assert results[0]["changed"] is True
+    assert results[1]["changed"] is False and results[1].get("in_place") is True, results[1]
+
+
+def test_the_steps_of_a_converged_node_are_read_with_one_command(project, site):
+    tree = site / "tree"
+    steps = [directory(tree), script(tree / "prolog.sh"), script(tree / "check.sh"),
+             {"group": {"name": GROUP}}]
+    play(project, site, [keep("keep", steps)])
+    playbook = site / "verbose.yml"
+    playbook.write_text(json.dumps([{"hosts": "localhost", "gather_facts": False, "vars": {"value": 1},
+                                     "tasks": [keep("keep", steps)]}]))
+    environment = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(project / "collections"), ANSIBLE_NOCOLOR="true")
+    completed = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-vvv", "-i", "localhost,",
+                                "-c", "local", "-e", f"ansible_python_interpreter={sys.executable}", str(playbook)],
+                               cwd=site, env=environment, capture_output=True, text=True, timeout=120, check=False)
+    commands = [line for line in completed.stdout.splitlines() if "EXEC" in line]
+    assert completed.returncode == 0 and "changed=0" in completed.stdout, completed.stdout[-2000:]
+    assert len(commands) == 1, commands
+    assert all(part in commands[0] for part in ("stat -c", "sha1sum", "getent -s files group"))
