@@ -15,6 +15,33 @@ from ansible_collections.pharos.hpc.plugins.plugin_utils.remote import run_on_ho
 DATABASE = {"user": "passwd", "group": "group"}
 
 
+def identities_read(planned):
+    """The shell command that asks NSS for each planned name and ID, each answer under its label."""
+    commands = []
+    for index, item in enumerate(planned):
+        database = DATABASE[item.kind]
+        commands += [f"echo '@{index} name'", f"getent {database} {shlex.quote(item.name)} || true",
+                     f"echo '@{index} id'", f"getent {database} {int(item.id)} || true"]
+    return " ; ".join(commands)
+
+
+def parse_identities(planned, stdout):
+    """The NSS answers of identities_read's output, as Lookups."""
+    answers, section = {}, None
+    for line in stdout.splitlines():
+        if line.startswith("@"):
+            section = tuple(line[1:].split(" ", 1))
+            continue
+        fields = line.split(":")
+        if section is not None and section not in answers and len(fields) >= 4:
+            answers[section] = fields
+    ids = {(item.kind, item.name): int(answers[(str(index), "name")][2])
+           for index, item in enumerate(planned) if (str(index), "name") in answers}
+    holders = {(item.kind, item.id): answers[(str(index), "id")][0]
+               for index, item in enumerate(planned) if (str(index), "id") in answers}
+    return Lookups(lambda kind, name: ids.get((kind, name)), lambda kind, number: holders.get((kind, number)))
+
+
 class ActionModule(ActionBase):
     """Every run checks the service identities on every host before any change, and the module
     costs each host about half a CPU second of Python to read a few names. The same lookups run
@@ -28,34 +55,10 @@ class ActionModule(ActionBase):
         result = super().run(tmp, task_vars)
         _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
         planned = [Planned(**item) for item in args["identities"]]
-        lookups = self._read(planned)
-        if lookups is None:
+        probe = run_on_host(self, identities_read(planned))
+        if probe["rc"] != 0:
             result.update(self._execute_module(module_name="pharos.hpc.service_identities", module_args=args,
                                                task_vars=task_vars))
             return result
-        result.update(changed=False, in_place=True, conflicts=conflicts(planned, lookups))
+        result.update(changed=False, in_place=True, conflicts=conflicts(planned, parse_identities(planned, probe["stdout"])))
         return result
-
-    def _read(self, planned):
-        """The NSS answers for each planned name and ID, as Lookups; None when the command fails."""
-        commands = []
-        for index, item in enumerate(planned):
-            database = DATABASE[item.kind]
-            commands += [f"echo '@{index} name'", f"getent {database} {shlex.quote(item.name)} || true",
-                         f"echo '@{index} id'", f"getent {database} {int(item.id)} || true"]
-        probe = run_on_host(self, " ; ".join(commands))
-        if probe["rc"] != 0:
-            return None
-        answers, section = {}, None
-        for line in probe["stdout"].splitlines():
-            if line.startswith("@"):
-                section = tuple(line[1:].split(" ", 1))
-                continue
-            fields = line.split(":")
-            if section is not None and section not in answers and len(fields) >= 4:
-                answers[section] = fields
-        ids = {(item.kind, item.name): int(answers[(str(index), "name")][2])
-               for index, item in enumerate(planned) if (str(index), "name") in answers}
-        holders = {(item.kind, item.id): answers[(str(index), "id")][0]
-                   for index, item in enumerate(planned) if (str(index), "id") in answers}
-        return Lookups(lambda kind, name: ids.get((kind, name)), lambda kind, number: holders.get((kind, number)))
