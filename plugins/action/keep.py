@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+from ansible.errors import AnsibleError
+from ansible.module_utils.common.text.converters import to_text
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.pharos.hpc.plugins.action.copy import file_read
@@ -31,12 +33,14 @@ READS = {
 
 def step_problem(index, step):
     """Why a step cannot run, in the words of the fix; None when it can."""
+    # A step's arguments may hold a secret (a copy's content): the error names its keys alone.
     kinds = [key for key in step if key != "when"] if isinstance(step, dict) else []
     if len(kinds) != 1 or kinds[0] not in KINDS or not isinstance(step[kinds[0]], dict):
+        given = f"the keys {', '.join(map(str, step))}" if isinstance(step, dict) else f"a {type(step).__name__}"
         return (f"steps[{index}] must name one of {', '.join(KINDS)} with its arguments as a mapping "
-                f"(and optionally when: true or false), not {step!r}.")
+                f"(and optionally when: true or false), not {given}.")
     if not isinstance(step.get("when", True), bool):
-        return (f"steps[{index}].when must be true or false, not {step['when']!r}: write it as a template "
+        return (f"steps[{index}].when must be true or false, not a {type(step['when']).__name__}: write it as a template "
                 "that gives a boolean, such as \"{{ path_seen == 'absent' }}\".")
     return None
 
@@ -70,7 +74,7 @@ class ActionModule(ActionBase):
         result = super().run(tmp, task_vars)
         steps = self._task.args.get("steps")
         if not isinstance(steps, list) or not steps:
-            return dict(result, failed=True, msg=f"steps must be a non-empty list of steps, not {steps!r}.")
+            return dict(result, failed=True, msg=f"steps must be a non-empty list of steps, not {steps and type(steps).__name__ or 'empty'}.")
         problems = [problem for index, step in enumerate(steps) if (problem := step_problem(index, step))]
         if problems:
             return dict(result, failed=True, msg=" ".join(problems))
@@ -105,7 +109,10 @@ class ActionModule(ActionBase):
             f"pharos.hpc.{kind}", task=task, connection=self._connection, play_context=self._play_context,
             loader=self._loader, templar=self._templar, shared_loader_obj=self._shared_loader_obj)
         action.reads_made = reads_made
-        return action.run(task_vars=task_vars)
+        try:
+            return action.run(task_vars=task_vars)
+        except AnsibleError as error:  # as a task of its own would fail; the steps before it stand
+            return {"failed": True, "msg": to_text(error)}
 
 
 def as_list(diff):

@@ -135,3 +135,23 @@ def test_the_steps_of_a_converged_node_are_read_with_one_command(project, site):
     assert completed.returncode == 0 and "changed=0" in completed.stdout, completed.stdout[-2000:]
     assert len(commands) == 1, commands
     assert all(part in commands[0] for part in ("stat -c", "sha1sum", "getent -s files group"))
+
+
+def test_a_step_that_cannot_render_fails_named_and_the_steps_before_it_stand(project, site):
+    (site / "templates" / "broken.j2").write_text("{{ never_defined }}\n")
+    result = play(project, site, [keep("keep", [
+        directory(site / "made"),
+        script(site / "made" / "broken.sh", src="broken.j2"),
+        directory(site / "never reached"),
+    ], ignore_errors=True)])["keep"]
+    assert result["failed"] is True and result["msg"].startswith(f"template {site / 'made' / 'broken.sh'}: ")
+    assert "never_defined" in result["msg"]
+    assert [step["changed"] for step in result["results"][:1]] == [True] and (site / "made").is_dir()
+    assert not (site / "never reached").exists()
+
+
+def test_a_refused_step_is_named_by_its_keys_never_by_its_values(project, site):
+    result = play(project, site, [keep("keep", [{"copy": {"content": "s3cret-value", "dest": "/tmp/x"},
+                                                 "shell": "true"}], ignore_errors=True)])["keep"]
+    assert result["failed"] is True and "the keys copy, shell" in result["msg"]
+    assert "s3cret-value" not in result["msg"]
