@@ -51,23 +51,23 @@ class ActionModule(ActionBase):
         reads = [OS_READ] + ([identities_read(planned)] if planned else [])
         made = run_all_on_host(self, reads)
         if OS_READ not in made or made[OS_READ]["rc"] != 0:
-            return dict(result, failed=True, msg=f"Could not read the operating system of {self._inventory_name(task_vars)}: "
-                        "its shell must run /etc/os-release's assignments and read /proc/1/comm. Check that the "
-                        "host is reachable as root and runs a POSIX shell, and run again.")
+            return dict(result, failed=True,
+                        msg=f"Could not read the operating system of {self._inventory_name(task_vars)} (/etc/os-release "
+                            "and /proc/1/comm) with one shell command. Check that the host runs a POSIX shell "
+                            "and that the connection's user may read both, and run again.")
         os_lines = made[OS_READ]["stdout"].splitlines()
-        if planned and made[reads[1]]["rc"] == 0:
-            found = conflicts(planned, parse_identities(planned, made[reads[1]]["stdout"]))
-        elif planned:
+        in_place = not planned or made[reads[1]]["rc"] == 0
+        if in_place:
+            found = conflicts(planned, parse_identities(planned, made[reads[1]]["stdout"])) if planned else []
+        else:
             found = self._execute_module(module_name="pharos.hpc.service_identities", module_args=args,
                                          task_vars=task_vars).get("conflicts", [])
-        else:
-            found = []
         findings = [reason for reason in (unsupported(os_lines),) if reason]
         if found:
             findings.append("The service accounts and groups Pharos keeps must be absent or have the Site's IDs "
                             f"(docs/production.md, \"Service identities\"): {' '.join(found)}")
-        result.update(changed=False, os_release=os_lines[0] if os_lines else "", init=os_lines[1] if len(os_lines) > 1 else "",
-                      conflicts=found)
+        result.update(changed=False, in_place=in_place, conflicts=found,
+                      os_release=os_lines[0] if os_lines else "", init=os_lines[1] if len(os_lines) > 1 else "")
         if findings:
             result.update(failed=True, msg=f"Stopped before any change on {self._inventory_name(task_vars)}: "
                                            f"{' '.join(findings)}")
