@@ -18,6 +18,8 @@ description:
     the host.
   - Where the NSS read fails, M(pharos.hpc.service_identities) runs on the host to judge the identities.
 author: Pharos HPC engineering (@pharos-ai-factory)
+extends_documentation_fragment:
+  - pharos.hpc.identities
 attributes:
   check_mode:
     support: full
@@ -31,30 +33,6 @@ attributes:
   async:
     support: none
     description: Not asynchronous.
-options:
-  identities:
-    description: The accounts and groups the run will keep on this host, as M(pharos.hpc.service_identities) takes them.
-    type: list
-    elements: dict
-    required: true
-    suboptions:
-      kind:
-        description: An account (C(user)) or a group.
-        type: str
-        choices: [user, group]
-        required: true
-      name:
-        description: Its name.
-        type: str
-        required: true
-      id:
-        description: The UID or GID the Site plans for it.
-        type: int
-        required: true
-      setting:
-        description: The Site value that chose the ID, named in the fix.
-        type: str
-        required: true
 seealso:
   - module: pharos.hpc.service_identities
 """

@@ -21,6 +21,8 @@ description:
     lookup and judges them by the same rules; this module runs on the host only where that command
     fails.
 author: Pharos HPC engineering (@pharos-ai-factory)
+extends_documentation_fragment:
+  - pharos.hpc.identities
 attributes:
   check_mode:
     support: full
@@ -31,30 +33,6 @@ attributes:
   action:
     support: full
     description: An action plugin on the controller reads the host's accounts and groups with one shell command.
-options:
-  identities:
-    description: The accounts and groups the run will keep on this host.
-    type: list
-    elements: dict
-    required: true
-    suboptions:
-      kind:
-        description: An account (C(user)) or a group.
-        type: str
-        choices: [user, group]
-        required: true
-      name:
-        description: Its name.
-        type: str
-        required: true
-      id:
-        description: The UID or GID the Site plans for it.
-        type: int
-        required: true
-      setting:
-        description: The Site value that chose the ID, named in the fix.
-        type: str
-        required: true
 """
 
 EXAMPLES = r"""
