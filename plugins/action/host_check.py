@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.pharos.hpc.plugins.action.service_identities import identities_read, parse_identities
-from ansible_collections.pharos.hpc.plugins.module_utils.identities import ARGUMENT_SPEC, Planned, conflicts
+from ansible_collections.pharos.hpc.plugins.action.service_identities import identities_read, judge_identities
+from ansible_collections.pharos.hpc.plugins.module_utils.identities import ARGUMENT_SPEC, Planned
 from ansible_collections.pharos.hpc.plugins.plugin_utils.remote import run_all_on_host
 
 # os-release names the release; systemd is the init where it booted the host (/run/systemd/system)
@@ -56,17 +56,14 @@ class ActionModule(ActionBase):
                             "and /proc/1/comm) with one shell command. Check that the host runs a POSIX shell "
                             "and that the connection's user may read both, and run again.")
         os_lines = made[OS_READ]["stdout"].splitlines()
-        in_place = not planned or made[reads[1]]["rc"] == 0
-        if in_place:
-            found = conflicts(planned, parse_identities(planned, made[reads[1]]["stdout"])) if planned else []
-        else:
-            found = self._execute_module(module_name="pharos.hpc.service_identities", module_args=args,
-                                         task_vars=task_vars).get("conflicts", [])
+        judged = (judge_identities(self, args, planned, made[reads[1]], task_vars) if planned
+                  else {"in_place": True, "conflicts": []})
+        found = judged.get("conflicts", [])
         findings = [reason for reason in (unsupported(os_lines),) if reason]
         if found:
             findings.append("The service accounts and groups Pharos keeps must be absent or have the Site's IDs "
                             f"(docs/production.md, \"Service identities\"): {' '.join(found)}")
-        result.update(changed=False, in_place=in_place, conflicts=found,
+        result.update(changed=False, in_place=judged.get("in_place", False), conflicts=found,
                       os_release=os_lines[0] if os_lines else "", init=os_lines[1] if len(os_lines) > 1 else "")
         if findings:
             result.update(failed=True, msg=f"Stopped before any change on {self._inventory_name(task_vars)}: "

@@ -42,6 +42,15 @@ def parse_identities(planned, stdout):
     return Lookups(lambda kind, name: ids.get((kind, name)), lambda kind, number: holders.get((kind, number)))
 
 
+def judge_identities(action, args, planned, probe, task_vars):
+    """The identities' result from their read: the conflicts found by the module's rules where the
+    read succeeded, in place; otherwise the module's own result, run on the host."""
+    if probe["rc"] != 0:
+        return action._execute_module(module_name="pharos.hpc.service_identities", module_args=args,
+                                      task_vars=task_vars)
+    return {"changed": False, "in_place": True, "conflicts": conflicts(planned, parse_identities(planned, probe["stdout"]))}
+
+
 class ActionModule(ActionBase):
     """Every run checks the service identities on every host before any change, and the module
     costs each host about half a CPU second of Python to read a few names. The same lookups run
@@ -55,10 +64,5 @@ class ActionModule(ActionBase):
         result = super().run(tmp, task_vars)
         _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
         planned = [Planned(**item) for item in args["identities"]]
-        probe = run_on_host(self, identities_read(planned))
-        if probe["rc"] != 0:
-            result.update(self._execute_module(module_name="pharos.hpc.service_identities", module_args=args,
-                                               task_vars=task_vars))
-            return result
-        result.update(changed=False, in_place=True, conflicts=conflicts(planned, parse_identities(planned, probe["stdout"])))
+        result.update(judge_identities(self, args, planned, run_on_host(self, identities_read(planned)), task_vars))
         return result
