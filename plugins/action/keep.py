@@ -16,10 +16,11 @@ from ansible_collections.pharos.hpc.plugins.action.user import local_files_read,
 from ansible_collections.pharos.hpc.plugins.plugin_utils.remote import run_all_on_host
 
 # The collection's actions a step may name: each reads its own resource in place with one shell
-# command and runs its builtin module only where the resource is not as wanted.
-KINDS = ("group", "user", "file", "copy", "template", "replace")
+# command and runs its builtin module only where the resource is not as wanted. A fail step is a
+# refusal: where it is not passed over, it fails with its message and no step after it runs.
+KINDS = ("fail", "group", "user", "file", "copy", "template", "replace")
 # What names each kind's resource in a step's label and its error.
-SUBJECTS = {"group": "name", "user": "name", "file": "path", "copy": "dest", "template": "dest", "replace": "path"}
+SUBJECTS = {"fail": None, "group": "name", "user": "name", "file": "path", "copy": "dest", "template": "dest", "replace": "path"}
 # The shell command each kind's action reads its resource with, from the step's arguments.
 READS = {
     "group": lambda args: local_files_read(group_names=[args["name"]]),
@@ -39,6 +40,8 @@ def step_problem(index, step):
         given = f"the keys {', '.join(map(str, step))}" if isinstance(step, dict) else f"a {type(step).__name__}"
         return (f"steps[{index}] must name one of {', '.join(KINDS)} with its arguments as a mapping "
                 f"(and optionally when: true or false), not {given}.")
+    if kinds[0] == "fail" and (set(step["fail"]) != {"msg"} or not isinstance(step["fail"]["msg"], str)):
+        return f"steps[{index}] is a fail step: give it msg, the words it fails with, and nothing else."
     if not isinstance(step.get("when", True), bool):
         return (f"steps[{index}].when must be true or false, not a {type(step['when']).__name__}: write it as a template "
                 "that gives a boolean, such as \"{{ path_seen == 'absent' }}\".")
@@ -55,7 +58,7 @@ def step_read(kind, args):
 
 def step_label(kind, args):
     """The step's kind and the resource it keeps, as its result and an error name it."""
-    return f"{kind} {args.get(SUBJECTS[kind], '')}".rstrip()
+    return f"{kind} {args.get(SUBJECTS[kind], '') if SUBJECTS[kind] else ''}".rstrip()
 
 
 class ActionModule(ActionBase):
@@ -88,11 +91,13 @@ class ActionModule(ActionBase):
                 reads_made.clear()
             # Each result names its resource as the step gave it, as a loop's results do: a check
             # mode result of copy or template carries no dest of its own.
-            outcome.setdefault(SUBJECTS[kind], step[kind].get(SUBJECTS[kind]))
+            if SUBJECTS[kind]:
+                outcome.setdefault(SUBJECTS[kind], step[kind].get(SUBJECTS[kind]))
             outcome["step"] = step_label(kind, step[kind])
             results.append(outcome)
             if outcome.get("failed"):
-                result.update(failed=True, msg=f"{outcome['step']}: {outcome.get('msg', 'failed')}")
+                named = "" if kind == "fail" else f"{outcome['step']}: "
+                result.update(failed=True, msg=f"{named}{outcome.get('msg', 'failed')}")
                 break
         result["results"] = results
         result["changed"] = any(outcome.get("changed") for outcome in results)
@@ -103,6 +108,8 @@ class ActionModule(ActionBase):
 
     def _run_step(self, kind, args, task_vars, reads_made):
         """One step's result, run by the collection's action for its kind in this worker."""
+        if kind == "fail":
+            return {"failed": True, "msg": args["msg"]}
         task = self._task.copy()
         task.args = dict(args)
         action = self._shared_loader_obj.action_loader.get(

@@ -18,6 +18,9 @@ description:
     result of its own, most of what the step costs; the roles keep the resources of one part of a node in
     one step to run a Site of many nodes with less controller CPU (docs/slurm.md, "How a run scales with
     the nodes").
+  - A V(fail) step, with O(steps[].when), refuses the host - in check mode too - with its message alone:
+    placed first, it keeps a host whose state the role cannot trust from any change, as M(ansible.builtin.fail)
+    would as a task of its own before the others.
   - The first step that fails stops the rest; the error names it. A re-run starts again from the first
     step, each of which finds what an earlier run made in place.
 author: Pharos HPC engineering (@pharos-ai-factory)
@@ -34,7 +37,8 @@ options:
   steps:
     description:
       - The steps, each a mapping with one key, the module's short name (V(group), V(user), V(file),
-        V(copy), V(template) or V(replace)), whose value is that module's arguments.
+        V(copy), V(template) or V(replace)), whose value is that module's arguments; or V(fail), whose value
+        holds V(msg) alone.
       - A step may also hold O(steps[].when), a boolean; a step whose V(when) is false is passed over.
     type: list
     elements: dict
@@ -56,9 +60,12 @@ seealso:
 """
 
 EXAMPLES = r"""
-- name: Keep munge's group, its account and the key's directory
+- name: Keep munge's group, its account and the key's directory, on a host whose key directory is no link
   pharos.hpc.keep:
     steps:
+      - fail:
+          msg: /etc/munge is a link, so nothing was written. Move it aside and run again.
+        when: "{{ munge_key_directory_seen == 'link' }}"
       - group:
           name: munge
           system: true

@@ -90,6 +90,35 @@ def test_the_first_step_that_fails_stops_the_rest_and_is_named(project, site):
     assert len(result["results"]) == 2
 
 
+def test_a_fail_step_refuses_the_host_with_its_words_and_nothing_after_it_is_written(project, site):
+    refused = {"fail": {"msg": "The tree is not safe to take over, so nothing was written."}, "when": True}
+    for mode in (["--check"], []):
+        result = play(project, site, [keep("keep", [refused, directory(site / "never made")], ignore_errors=True)],
+                      *mode)["keep"]
+        assert result["failed"] is True and result["msg"] == "The tree is not safe to take over, so nothing was written."
+        assert [step["step"] for step in result["results"]] == ["fail"]
+        assert not (site / "never made").exists()
+
+
+def test_a_fail_step_passed_over_lets_the_steps_run(project, site):
+    result = play(project, site, [keep("keep", [
+        {"fail": {"msg": "never said"}, "when": False},
+        directory(site / "made"),
+    ])])["keep"]
+    assert result["changed"] is True and [step["step"] for step in result["results"]] == [f"file {site / 'made'}"]
+    assert (site / "made").is_dir()
+
+
+def test_a_fail_step_without_its_words_alone_is_refused(project, site):
+    results = play(project, site, [
+        keep("no words", [{"fail": {}, "when": True}, directory(site / "first")], ignore_errors=True),
+        keep("more than words", [{"fail": {"msg": "x", "path": "/tmp"}}], ignore_errors=True),
+    ])
+    for name in ("no words", "more than words"):
+        assert results[name]["failed"] is True and "steps[0] is a fail step: give it msg" in results[name]["msg"]
+    assert not (site / "first").exists()
+
+
 def test_a_step_the_action_cannot_run_is_refused_before_any_step_runs(project, site):
     results = play(project, site, [
         keep("an unknown kind", [directory(site / "first"), {"command": {"cmd": "true"}}], ignore_errors=True),
@@ -102,7 +131,7 @@ def test_a_step_the_action_cannot_run_is_refused_before_any_step_runs(project, s
     ])
     unknown, mixed, text, empty = (results[name] for name in (
         "an unknown kind", "two kinds in one step", "a condition left as text", "no steps"))
-    assert unknown["failed"] is True and "steps[1] must name one of group, user, file, copy" in unknown["msg"]
+    assert unknown["failed"] is True and "steps[1] must name one of fail, group, user, file, copy" in unknown["msg"]
     assert mixed["failed"] is True and "steps[0] must name one of" in mixed["msg"]
     assert text["failed"] is True and "steps[0].when must be true or false" in text["msg"]
     assert empty["failed"] is True and "non-empty list" in empty["msg"]
