@@ -145,8 +145,8 @@ DRIFTS = [
      "ldapmodify -Q -Y EXTERNAL -H ldapi:/// <<'LDIF'\ndn: olcDatabase={{1}}mdb,cn=config\nchangetype: modify\n"
      "delete: olcAccess\nolcAccess: {{0}}\nLDIF"),
 ]
-SCRATCH_SCRIPTS = ("pharos.hpc.scratch : Keep the Runtime's account, the scratch root, the root Prolog and the job-side "
-                   "check, and the scratch group pharos-users")
+SCRATCH_SCRIPTS = ("pharos.hpc.scratch : Refuse a squatted or linked scratch root, else keep the Runtime's account, the "
+                   "root, the Prolog, the job-side check and the group pharos-users")
 REPAIRS = {
     ("pharos-cluster-login", "pharos.hpc.sssd : Configure SSSD to read members and keys from the directory"),
     ("pharos-cluster-login", "pharos.hpc.sssd : Restart sssd"),
