@@ -72,3 +72,17 @@ def test_a_changed_staging_limit_is_predicted_and_applied_by_reconfigure(host, o
     partition = host.run("scontrol -o show partition staging").stdout
     assert f"MaxTime=00:{new_minutes:02d}:00" in partition
     assert f"MaxTime={new_minutes} State=UP" in fetched_conf(STAGING)
+
+
+def test_a_staging_limit_larger_than_the_staging_node_is_refused_before_the_node_changes():
+    """A staging memory limit above the node's memory: no staging job could ever run there. The
+    node's run stops at its Slurm step with the numbers and the fix, in check mode and for real,
+    and writes nothing."""
+    too_large = {"pharos_slurm_staging_memory_mib": 64 * 1024 * 1024}
+    for options in (("--check", "--diff"), ()):
+        returncode, output = run_playbook(SITE, "--limit", STAGING, *options, extra_vars=too_large, succeed=False)
+        words = " ".join(output.split())
+        assert returncode != 0
+        assert f"Staging node {STAGING} has" in words and "less than the staging limits" in words, output[-3000:]
+        assert "Lower pharos_slurm_staging_cpus or _memory_mib, or use a larger node." in words
+        assert changed_counts(output) == {STAGING: 0}, output[-2000:]
