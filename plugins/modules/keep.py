@@ -18,8 +18,8 @@ description:
     result of its own, most of what the step costs; the roles keep the resources of one part of a node in
     one step to run a Site of many nodes with less controller CPU (docs/slurm.md, "How a run scales with
     the nodes").
-  - A V(fail) step, with O(steps[].when), refuses the host - in check mode too - with its message alone:
-    placed first, it keeps a host whose state the role cannot trust from any change, as M(ansible.builtin.fail)
+  - A V(fail) step, with O(steps[].when), refuses the host, in check mode too, with its message alone.
+    Placed first, it keeps a host whose state the role cannot trust from any change, as M(ansible.builtin.fail)
     would as a task of its own before the others.
   - The first step that fails stops the rest; the error names it. A re-run starts again from the first
     step, each of which finds what an earlier run made in place.
