@@ -12,6 +12,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.pharos.hpc.plugins.action.keep import as_list
 from ansible_collections.pharos.hpc.plugins.plugin_utils.remote import run_on_host
 
 ARGUMENT_SPEC = dict(
@@ -19,6 +20,7 @@ ARGUMENT_SPEC = dict(
     prediction=dict(type="str", required=True),
     module=dict(type="str"),
     args=dict(type="dict", default={}),
+    then=dict(type="dict", options=dict(module=dict(type="str", required=True), args=dict(type="dict", default={}))),
 )
 
 # By the name a module resolves to: a module of the playbook's own library/ keeps its bare name.
@@ -37,32 +39,48 @@ class ActionModule(ActionBase):
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
         _validation, options = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        then = options["then"]
+        if then and not options["module"]:
+            raise AnsibleActionFail("pharos.hpc.predicted: then follows the step's own module; give module and args too.")
+        first = self._step(options["module"], options["args"], options["pending"], options["prediction"], task_vars)
+        if not then or first.get("failed") or first.get("skipped"):
+            result.update(first)
+            return result
+        # In check mode the second step cannot run after a first that would change the host: the
+        # service of a package that would be installed has no unit to ask yet.
+        second = self._step(then["module"], then["args"], self._task.check_mode and bool(first.get("changed")),
+                            options["prediction"], task_vars)
+        result.update(changed=bool(first.get("changed") or second.get("changed")), results=[first, second],
+                      msg=" ".join(step["msg"] for step in (first, second) if step.get("msg")))
+        diffs = [diff for step in (first, second) if step.get("changed") for diff in as_list(step.get("diff"))]
+        if diffs:
+            result["diff"] = diffs
+        if second.get("failed"):
+            result["failed"] = True
+        if first.get("predicted") or second.get("predicted"):
+            result.update(predicted=True, _ansible_verbose_always=True)
+        return result
 
+    def _step(self, module, args, pending, prediction, task_vars):
+        """One step's result: run, found in place, or predicted."""
         # Also where the step is pending: a dry run that predicts a step its real run could not
         # make, for want of a collection on this controller, would pass and mislead.
-        found = self._find_module(options["module"]) if options["module"] else None
-        predicted = dict(changed=True, predicted=True, msg=options["prediction"], _ansible_verbose_always=True)
-        if self._task.check_mode and options["pending"]:
-            result.update(predicted)
-            return result
+        found = self._find_module(module) if module else None
+        predicted = dict(changed=True, predicted=True, msg=prediction, _ansible_verbose_always=True)
+        if self._task.check_mode and pending:
+            return predicted
         if found is None:
-            result.update(skipped=True, msg="Nothing to predict: the step this stands for runs as a task of its own.")
-            return result
-        packages, unit = self._plain_install(found.resolved_fqcn, options["args"]), self._plain_start(
-            found.resolved_fqcn, options["args"])
+            return dict(skipped=True, msg="Nothing to predict: the step this stands for runs as a task of its own.")
+        packages, unit = self._plain_install(found.resolved_fqcn, args), self._plain_start(found.resolved_fqcn, args)
         if packages and self._packages_installed(packages):
-            result.update(changed=False, in_place=True, msg=f"Already installed: {', '.join(packages)}.")
-            return result
+            return dict(changed=False, in_place=True, msg=f"Already installed: {', '.join(packages)}.")
         # A host without package lists (a container from a Debian image) cannot look up a
         # package it lacks; a real run refreshes the lists first, so the install is predicted.
         if packages and self._task.check_mode and not self._apt_has_lists():
-            result.update(predicted)
-            return result
+            return predicted
         if unit and self._service_running_and_enabled(unit):
-            result.update(changed=False, in_place=True, msg=f"Already running and enabled at boot: {unit}.")
-            return result
-        result.update(self._run_step(found, options["args"], task_vars))
-        return result
+            return dict(changed=False, in_place=True, msg=f"Already running and enabled at boot: {unit}.")
+        return self._run_step(found, args, task_vars)
 
     # Every converged run installs packages that are installed and starts services that run: a
     # module run costs the host about half a CPU second in Python, a shell command almost

@@ -72,6 +72,24 @@ options:
       - The step's arguments, as its own task would give them.
     type: dict
     default: {}
+  then:
+    description:
+      - A second step, run after the first in the same worker, such as the start of the service whose
+        package the first installs. It is read in place and run as the first is.
+      - In check mode, where the first step would change the host, the second is not run but predicted
+        with O(prediction). Where the first fails or is skipped, the second does not run.
+      - The result is C(changed) when either step is, and holds each step's own result in C(results),
+        the first's first.
+    type: dict
+    suboptions:
+      module:
+        description: The second step's module, by its full name.
+        type: str
+        required: true
+      args:
+        description: The second step's arguments.
+        type: dict
+        default: {}
 seealso:
   - name: Check mode in the collection
     description: How each role predicts the changes of a run on a new host.
@@ -93,6 +111,22 @@ EXAMPLES = r"""
       name: munge
       state: started
       enabled: true
+
+# The install and the start as one step: in check mode, where munge would be installed, the
+# start is predicted.
+- name: Install munge, start it and enable it at boot
+  pharos.hpc.predicted:
+    prediction: munge would be installed, started and enabled at boot.
+    module: ansible.builtin.apt
+    args:
+      name: [munge]
+    then:
+      module: ansible.builtin.systemd_service
+      args:
+        name: munge
+        state: started
+        enabled: true
+  register: munge_service
 
 # An include cannot be wrapped: leave it out in check mode while the step is pending, and
 # report the prediction beside it.
@@ -117,6 +151,14 @@ in_place:
   returned: when a plain package install or service start is already in place
   type: bool
   sample: true
+results:
+  description: With O(then), each step's own result, the first's first; C(changed) is either's.
+  returned: when O(then) is given and the first step neither failed nor was skipped
+  type: list
+  elements: dict
+  sample:
+    - {changed: false, in_place: true, msg: "Already installed: munge."}
+    - {changed: false, in_place: true, msg: "Already running and enabled at boot: munge."}
 msg:
   description: The prediction, where the step did not run; what was found in place; otherwise what the step returned.
   returned: sometimes

@@ -51,6 +51,14 @@ def step(name, module, args):
             "pharos.hpc.predicted": {"prediction": f"{name} would change", "module": module, "args": args}}
 
 
+def then(name, package, unit):
+    """An install, then the start of its service, as one step."""
+    task = step(name, "apt", {"name": [package], "update_cache": True, "cache_valid_time": 3600})
+    task["pharos.hpc.predicted"]["then"] = {"module": "systemd_service",
+                                            "args": {"name": unit, "state": "started", "enabled": True}}
+    return task
+
+
 STEPS = [
     step("installed packages", "apt", {"name": ["held-munge", "held-slapd"], "update_cache": True, "cache_valid_time": 3600}),
     step("one package removed", "apt", {"name": ["held-munge", "gone-slapd"], "update_cache": True, "cache_valid_time": 3600}),
@@ -62,8 +70,12 @@ STEPS = [
     step("a running service to restart", "systemd_service", {"name": "running-munge", "state": "restarted", "enabled": True}),
     step("a running service after its units changed", "systemd_service",
          {"name": "running-munge", "state": "started", "enabled": True, "daemon_reload": True}),
+    then("an installed package and its running service", "held-libnss", "running-slurmd"),
+    then("an installed package and its stopped service", "held-libnss", "stopped-slurmd"),
+    then("a package apt would install and its service", "gone-slurmd", "after-install-slurmd"),
     {"name": "take the package lists away", "ansible.builtin.command": "touch {{ lookup('env', 'NO_LISTS') }}",
      "check_mode": False},
+    then("a package without package lists and its service", "gone-munge", "after-lists-munge"),
     step("installed packages, without package lists", "apt", {"name": ["held-munge"], "update_cache": True}),
     step("a package not installed, without package lists", "apt", {"name": ["gone-slapd"], "update_cache": True}),
 ]
@@ -104,7 +116,9 @@ def test_installed_packages_are_found_in_place_by_dpkg_and_apt_does_not_run(run)
 def test_a_package_not_installed_runs_apt_where_the_host_has_package_lists(run):
     results, probes = run
     assert results["one package removed"]["msg"] == "the module ran"
-    assert probes.count("ls /var/lib/apt/lists/") == 2, probes
+    # Each install of a package not installed looks for the lists: here, then with the lists gone,
+    # and in the two such steps that start a service too.
+    assert probes.count("ls /var/lib/apt/lists/") == 4, probes
 
 
 def test_without_package_lists_a_package_not_installed_is_predicted_and_an_installed_one_is_in_place(run):
@@ -139,3 +153,29 @@ def test_any_step_but_a_plain_install_or_start_runs_its_module_without_a_probe(r
         "--show --showformat=${db:Status-Abbrev}|${Package}\\n -- held-munge"]
     assert [probe for probe in probes if "running-munge" in probe] == [
         "show --property=ActiveState --value -- running-munge", "is-enabled --quiet -- running-munge"]
+
+
+def test_an_install_and_its_start_in_place_are_one_step_with_each_result(run):
+    results, _probes = run
+    both = results["an installed package and its running service"]
+    assert both["changed"] is False
+    assert [step["msg"] for step in both["results"]] == [
+        "Already installed: held-libnss.", "Already running and enabled at boot: running-slurmd."]
+
+
+def test_an_installed_package_with_its_service_stopped_runs_systemd_as_the_second_step(run):
+    results, _probes = run
+    stopped = results["an installed package and its stopped service"]
+    assert stopped["changed"] is True
+    assert stopped["results"][0]["in_place"] is True and stopped["results"][1]["msg"] == "the module ran"
+
+
+@pytest.mark.parametrize("name, unit", [("a package apt would install and its service", "after-install-slurmd"),
+                                        ("a package without package lists and its service", "after-lists-munge")])
+def test_in_check_mode_the_start_of_a_package_that_would_be_installed_is_predicted_not_asked(run, name, unit):
+    results, probes = run
+    installed_first = results[name]
+    assert installed_first["changed"] is True and installed_first["results"][1]["predicted"] is True
+    assert installed_first["results"][1]["msg"] == f"{name} would change"
+    assert not [probe for probe in probes if unit in probe], probes
+
