@@ -15,12 +15,16 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.pharos.hpc.plugins.action.keep import as_list
 from ansible_collections.pharos.hpc.plugins.plugin_utils.remote import run_on_host
 
+RESTART_IF_STALE = dict(type="dict", options=dict(paths=dict(type="list", elements="str", required=True),
+                                                  unit_definition=dict(type="bool", default=False)))
 ARGUMENT_SPEC = dict(
     pending=dict(type="bool", default=False),
     prediction=dict(type="str", required=True),
     module=dict(type="str"),
     args=dict(type="dict", default={}),
-    then=dict(type="dict", options=dict(module=dict(type="str", required=True), args=dict(type="dict", default={}))),
+    restart_if_stale=RESTART_IF_STALE,
+    then=dict(type="dict", options=dict(module=dict(type="str", required=True), args=dict(type="dict", default={}),
+                                        restart_if_stale=RESTART_IF_STALE)),
 )
 
 # By the name a module resolves to: a module of the playbook's own library/ keeps its bare name.
@@ -42,14 +46,15 @@ class ActionModule(ActionBase):
         then = options["then"]
         if then and not options["module"]:
             raise AnsibleActionFail("pharos.hpc.predicted: then follows the step's own module; give module and args too.")
-        first = self._step(options["module"], options["args"], options["pending"], options["prediction"], task_vars)
+        first = self._step(options["module"], options["args"], options["pending"], options["prediction"], task_vars,
+                           options["restart_if_stale"])
         if not then or first.get("failed") or first.get("skipped"):
             result.update(first)
             return result
         # In check mode the second step cannot run after a first that would change the host: the
         # service of a package that would be installed has no unit to ask yet.
         second = self._step(then["module"], then["args"], self._task.check_mode and bool(first.get("changed")),
-                            options["prediction"], task_vars)
+                            options["prediction"], task_vars, then["restart_if_stale"])
         result.update(changed=bool(first.get("changed") or second.get("changed")), results=[first, second],
                       msg=" ".join(step["msg"] for step in (first, second) if step.get("msg")))
         diffs = [diff for step in (first, second) if step.get("changed") for diff in as_list(step.get("diff"))]
@@ -61,7 +66,7 @@ class ActionModule(ActionBase):
             result.update(predicted=True, _ansible_verbose_always=True)
         return result
 
-    def _step(self, module, args, pending, prediction, task_vars):
+    def _step(self, module, args, pending, prediction, task_vars, restart_if_stale=None):
         """One step's result: run, found in place, or predicted."""
         # Also where the step is pending: a dry run that predicts a step its real run could not
         # make, for want of a collection on this controller, would pass and mislead.
@@ -71,6 +76,11 @@ class ActionModule(ActionBase):
             return predicted
         if found is None:
             return dict(skipped=True, msg="Nothing to predict: the step this stands for runs as a task of its own.")
+        stale = self._stale(found.resolved_fqcn, args, restart_if_stale, task_vars) if restart_if_stale else None
+        if stale:
+            reload_due = bool(args.get("daemon_reload")) or bool(stale.get("needs_daemon_reload"))
+            restart = self._run_step(found, dict(args, state="restarted", daemon_reload=reload_due), task_vars)
+            return dict(restart, stale=stale["stale"], changed_since=stale.get("changed_since") or [])
         packages, unit = self._plain_install(found.resolved_fqcn, args), self._plain_start(found.resolved_fqcn, args)
         if packages and self._packages_installed(packages):
             return dict(changed=False, in_place=True, msg=f"Already installed: {', '.join(packages)}.")
@@ -81,6 +91,22 @@ class ActionModule(ActionBase):
         if unit and self._service_running_and_enabled(unit):
             return dict(changed=False, in_place=True, msg=f"Already running and enabled at boot: {unit}.")
         return self._run_step(found, args, task_vars)
+
+    def _stale(self, module, args, restart_if_stale, task_vars):
+        """pharos.hpc.service_freshness's result where a step that starts a unit finds it running
+        files that changed since it read them, else None. A step that restarts it asks nothing."""
+        if module not in SYSTEMD or args.get("state") not in ("started", "restarted") or not isinstance(args.get("name"), str):
+            raise AnsibleActionFail("pharos.hpc.predicted: restart_if_stale restarts the unit of a step that starts "
+                                    "it; give it to an ansible.builtin.systemd_service step with a name and "
+                                    "state=started.")
+        if args["state"] == "restarted":
+            return None
+        freshness = self._run_step(self._find_module("pharos.hpc.service_freshness"),
+                                   dict(unit=args["name"], **restart_if_stale), task_vars)
+        if freshness.get("failed"):
+            raise AnsibleActionFail(f"pharos.hpc.predicted: could not read whether {args['name']} runs its files as "
+                                    f"they are: {freshness.get('msg')}")
+        return freshness if freshness.get("stale") else None
 
     # Every converged run installs packages that are installed and starts services that run: a
     # module run costs the host about half a CPU second in Python, a shell command almost

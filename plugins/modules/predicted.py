@@ -72,6 +72,26 @@ options:
       - The step's arguments, as its own task would give them.
     type: dict
     default: {}
+  restart_if_stale:
+    description:
+      - For an C(ansible.builtin.systemd_service) step that starts a unit (C(state=started)), first ask
+        M(pharos.hpc.service_freshness) whether the unit runs every file of O(restart_if_stale.paths) as it is
+        now, and restart it instead where one changed after the unit read it (with C(daemon_reload) where the
+        unit's definition changed). A run stopped between a file's change and its service's restart is
+        mended by the next run's start step, with no step of its own.
+      - A step that restarts the unit anyway (C(state=restarted)) asks nothing.
+      - In check mode the freshness is read as in a real run, and the restart is reported as a change.
+    type: dict
+    suboptions:
+      paths:
+        description: The files the unit reads when it starts, as M(pharos.hpc.service_freshness) takes them.
+        type: list
+        elements: str
+        required: true
+      unit_definition:
+        description: Also count the unit's own definition (M(pharos.hpc.service_freshness)'s O(pharos.hpc.service_freshness#module:unit_definition)).
+        type: bool
+        default: false
   then:
     description:
       - A second step, run after the first in the same worker, such as the start of the service whose
@@ -90,6 +110,19 @@ options:
         description: The second step's arguments.
         type: dict
         default: {}
+      restart_if_stale:
+        description: As O(restart_if_stale), for the second step.
+        type: dict
+        suboptions:
+          paths:
+            description: The files the unit reads when it starts.
+            type: list
+            elements: str
+            required: true
+          unit_definition:
+            description: Also count the unit's own definition.
+            type: bool
+            default: false
 seealso:
   - name: Check mode in the collection
     description: How each role predicts the changes of a run on a new host.
@@ -128,6 +161,19 @@ EXAMPLES = r"""
         enabled: true
   register: munge_service
 
+# A start that restarts slurmd where its options changed after it started, as a run stopped
+# before its handler would leave it.
+- name: Start slurmd and enable it at boot, restarted where its options changed after it started
+  pharos.hpc.predicted:
+    prediction: slurmd would be installed, started and enabled at boot.
+    module: ansible.builtin.systemd_service
+    args:
+      name: slurmd
+      state: started
+      enabled: true
+    restart_if_stale:
+      paths: [/etc/default/slurmd]
+
 # An include cannot be wrapped: leave it out in check mode while the step is pending, and
 # report the prediction beside it.
 - name: Configure the directory
@@ -159,6 +205,18 @@ results:
   sample:
     - {changed: false, in_place: true, msg: "Already installed: munge."}
     - {changed: false, in_place: true, msg: "Already running and enabled at boot: munge."}
+stale:
+  description: With O(restart_if_stale), the unit, where it was restarted because it ran files that changed since it read them.
+  returned: when O(restart_if_stale) restarted the unit
+  type: list
+  elements: str
+  sample: [slurmd]
+changed_since:
+  description: With O(restart_if_stale), the files that changed since the unit read them.
+  returned: when O(restart_if_stale) restarted the unit
+  type: list
+  elements: str
+  sample: [/etc/default/slurmd]
 msg:
   description: The prediction, where the step did not run; what was found in place; otherwise what the step returned.
   returned: sometimes
