@@ -46,6 +46,11 @@ class ActionModule(ActionBase):
         then = options["then"]
         if then and not options["module"]:
             raise AnsibleActionFail("pharos.hpc.predicted: then follows the step's own module; give module and args too.")
+        # Before either step runs: a misplaced restart_if_stale would otherwise fail after the first
+        # step changed the host.
+        for step in (options, then or {}):
+            if step.get("restart_if_stale"):
+                self._check_restart_if_stale(step["module"], step["args"])
         first = self._step(options["module"], options["args"], options["pending"], options["prediction"], task_vars,
                            options["restart_if_stale"])
         if not then or first.get("failed") or first.get("skipped"):
@@ -76,7 +81,7 @@ class ActionModule(ActionBase):
             return predicted
         if found is None:
             return dict(skipped=True, msg="Nothing to predict: the step this stands for runs as a task of its own.")
-        stale = self._stale(found.resolved_fqcn, args, restart_if_stale, task_vars) if restart_if_stale else None
+        stale = self._stale(args, restart_if_stale, task_vars) if restart_if_stale else None
         if stale:
             reload_due = bool(args.get("daemon_reload")) or bool(stale.get("needs_daemon_reload"))
             restart = self._run_step(found, dict(args, state="restarted", daemon_reload=reload_due), task_vars)
@@ -92,13 +97,16 @@ class ActionModule(ActionBase):
             return dict(changed=False, in_place=True, msg=f"Already running and enabled at boot: {unit}.")
         return self._run_step(found, args, task_vars)
 
-    def _stale(self, module, args, restart_if_stale, task_vars):
-        """pharos.hpc.service_freshness's result where a step that starts a unit finds it running
-        files that changed since it read them, else None. A step that restarts it asks nothing."""
-        if module not in SYSTEMD or args.get("state") not in ("started", "restarted") or not isinstance(args.get("name"), str):
+    def _check_restart_if_stale(self, module, args):
+        resolved = self._find_module(module).resolved_fqcn if module else None
+        if resolved not in SYSTEMD or args.get("state") not in ("started", "restarted") or not isinstance(args.get("name"), str):
             raise AnsibleActionFail("pharos.hpc.predicted: restart_if_stale restarts the unit of a step that starts "
                                     "it; give it to an ansible.builtin.systemd_service step with a name and "
                                     "state=started.")
+
+    def _stale(self, args, restart_if_stale, task_vars):
+        """pharos.hpc.service_freshness's result where a step that starts a unit finds it running
+        files that changed since it read them, else None. A step that restarts it asks nothing."""
         if args["state"] == "restarted":
             return None
         freshness = self._run_step(self._find_module("pharos.hpc.service_freshness"),

@@ -80,6 +80,7 @@ options:
         unit's definition changed). A run stopped between a file's change and its service's restart is
         mended by the next run's start step, with no step of its own.
       - A step that restarts the unit anyway (C(state=restarted)) asks nothing.
+      - Given to a step that does not start a unit, the task fails before either step runs.
       - In check mode the freshness is read as in a real run, and the restart is reported as a change.
     type: dict
     suboptions:

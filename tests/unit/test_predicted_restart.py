@@ -27,8 +27,10 @@ args = json.load(open(sys.argv[1]))
 print(json.dumps({"changed": True, "msg": "the module ran", "state": args["state"],
                   "daemon_reload": args.get("daemon_reload", False)}))
 """
+# It leaves a mark in the playbook's directory, where each task runs.
 APT_MODULE = """#!/usr/bin/python
 import json
+open("apt-ran", "a").close()
 print(json.dumps({"changed": False, "msg": "apt found it installed"}))
 """
 STARTED_AT = time.time() - 100
@@ -112,11 +114,18 @@ def test_the_second_step_of_an_install_restarts_its_stale_unit(project, tmp_path
     assert result["results"][1]["state"] == "restarted" and result["results"][1]["changed_since"] == [newer]
 
 
-def test_restart_if_stale_on_a_step_that_starts_no_unit_is_refused_by_name(project, tmp_path, host):
+def test_restart_if_stale_on_a_step_that_starts_no_unit_is_refused_before_either_step_runs(project, tmp_path, host):
     host()
-    task = {"name": "an install", "ignore_errors": True, "pharos.hpc.predicted": {
+    on_the_install = {"name": "an install", "ignore_errors": True, "pharos.hpc.predicted": {
         "prediction": "munge would be installed", "module": "apt", "args": {"name": "munge"},
         "restart_if_stale": {"paths": ["/etc/munge/munge.key"]}}}
-    result = play(project, tmp_path, [task])["an install"]
-    assert result["failed"] is True
-    assert "restart_if_stale restarts the unit of a step that starts it" in result["msg"]
+    # The first step would run (the apt stand-in) before a misplaced second step's option failed.
+    on_a_reload = {"name": "a reload after an install", "ignore_errors": True, "pharos.hpc.predicted": {
+        "prediction": "munge would be installed", "module": "apt", "args": {"name": "munge"},
+        "then": {"module": "systemd_service", "args": {"name": "munge.service", "state": "reloaded"},
+                 "restart_if_stale": {"paths": ["/etc/munge/munge.key"]}}}}
+    results = play(project, tmp_path, [on_the_install, on_a_reload])
+    for result in results.values():
+        assert result["failed"] is True, result
+        assert "restart_if_stale restarts the unit of a step that starts it" in result["msg"]
+    assert not (tmp_path / "apt-ran").exists()
