@@ -46,19 +46,23 @@ class ActionModule(ActionBase):
         then = options["then"]
         if then and not options["module"]:
             raise AnsibleActionFail("pharos.hpc.predicted: then follows the step's own module; give module and args too.")
-        # Before either step runs: a misplaced restart_if_stale would otherwise fail after the first
-        # step changed the host.
-        for step in (options, then or {}):
+        # Each step's module is found before either step runs, also where the step is pending: a dry
+        # run that predicts a step its real run could not make, for want of a collection on this
+        # controller, would pass and mislead. So is a misplaced restart_if_stale, which would
+        # otherwise fail after the first step changed the host.
+        found = self._find_module(options["module"]) if options["module"] else None
+        then_found = self._find_module(then["module"]) if then else None
+        for step_found, step in ((found, options), (then_found, then or {})):
             if step.get("restart_if_stale"):
-                self._check_restart_if_stale(step["module"], step["args"])
-        first = self._step(options["module"], options["args"], options["pending"], options["prediction"], task_vars,
+                self._check_restart_if_stale(step_found, step["args"])
+        first = self._step(found, options["args"], options["pending"], options["prediction"], task_vars,
                            options["restart_if_stale"])
         if not then or first.get("failed") or first.get("skipped"):
             result.update(first)
             return result
         # In check mode the second step cannot run after a first that would change the host: the
         # service of a package that would be installed has no unit to ask yet.
-        second = self._step(then["module"], then["args"], self._task.check_mode and bool(first.get("changed")),
+        second = self._step(then_found, then["args"], self._task.check_mode and bool(first.get("changed")),
                             options["prediction"], task_vars, then["restart_if_stale"])
         result.update(changed=bool(first.get("changed") or second.get("changed")), results=[first, second],
                       msg=" ".join(step["msg"] for step in (first, second) if step.get("msg")))
@@ -71,11 +75,8 @@ class ActionModule(ActionBase):
             result.update(predicted=True, _ansible_verbose_always=True)
         return result
 
-    def _step(self, module, args, pending, prediction, task_vars, restart_if_stale=None):
-        """One step's result: run, found in place, or predicted."""
-        # Also where the step is pending: a dry run that predicts a step its real run could not
-        # make, for want of a collection on this controller, would pass and mislead.
-        found = self._find_module(module) if module else None
+    def _step(self, found, args, pending, prediction, task_vars, restart_if_stale=None):
+        """One step's result, its module as found on this controller: run, found in place, or predicted."""
         predicted = dict(changed=True, predicted=True, msg=prediction, _ansible_verbose_always=True)
         if self._task.check_mode and pending:
             return predicted
@@ -97,8 +98,9 @@ class ActionModule(ActionBase):
             return dict(changed=False, in_place=True, msg=f"Already running and enabled at boot: {unit}.")
         return self._run_step(found, args, task_vars)
 
-    def _check_restart_if_stale(self, module, args):
-        resolved = self._find_module(module).resolved_fqcn if module else None
+    @staticmethod
+    def _check_restart_if_stale(found, args):
+        resolved = found.resolved_fqcn if found else None
         if resolved not in SYSTEMD or args.get("state") not in ("started", "restarted") or not isinstance(args.get("name"), str):
             raise AnsibleActionFail("pharos.hpc.predicted: restart_if_stale restarts the unit of a step that starts "
                                     "it; give it to an ansible.builtin.systemd_service step with a name and "
