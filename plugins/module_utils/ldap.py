@@ -385,13 +385,13 @@ def _resolve_ordered_dn(connection, dn):
     return current
 
 
-def password_matches(module, dn, password):
+def password_matches(ldapi_socket, dn, password):
     """Whether the entry accepts this password: a simple bind over the local socket.
 
     The stored value is slapd's own hash, salted and in whatever scheme it was set with; a bind
     lets slapd compare, so the same password is no change whatever the scheme.
     """
-    url = ldap3_url("ldapi:///", module.params["ldapi_socket"])
+    url = ldap3_url("ldapi:///", ldapi_socket)
     try:
         probe = ldap3.Connection(ldap3.Server(url, get_info=ldap3.NONE), user=dn, password=password,
                                  authentication=ldap3.SIMPLE, raise_exceptions=False)

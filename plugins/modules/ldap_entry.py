@@ -127,84 +127,25 @@ changed_attributes:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.pharos.hpc.plugins.module_utils.ldap import (
-    PASSWORD_ATTRIBUTE, LdapError, apply_changes, connect, holds_password, is_config_dn,
-    ldap_connection_argument_spec, password_matches, plan_entry, plan_password, read_entry,
-    render_entry, require_ldap3, set_password, unusable_password)
-
-
-def as_value_lists(attributes):
-    values = {}
-    for name, given in attributes.items():
-        given = given if isinstance(given, list) else [given]
-        values[name] = [str(value) for value in given if value is not None]
-    return values
+    LdapError, connect, ldap_connection_argument_spec, require_ldap3)
+from ansible_collections.pharos.hpc.plugins.module_utils.ldap_keep import (
+    EntryProblem, check_entry, entry_argument_spec, keep_entry)
 
 
 def main():
     argument_spec = ldap_connection_argument_spec()
-    argument_spec.update(
-        dn=dict(type="str", required=True),
-        state=dict(type="str", choices=["present", "absent"], default="present"),
-        attributes=dict(type="dict", default={}),
-        exact=dict(type="list", elements="str", default=[]),
-        retired=dict(type="dict", default={}),
-        password=dict(type="str", no_log=True),
-    )
+    argument_spec.update(entry_argument_spec())
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     require_ldap3(module)
-    dn = module.params["dn"]
-    desired = as_value_lists(module.params["attributes"])
-    password = module.params["password"]
-    if password is not None and PASSWORD_ATTRIBUTE.lower() in [name.lower() for name in desired]:
-        module.fail_json(msg="%s: give %s through the password option, which slapd hashes and which is never "
-                             "shown, not in attributes." % (dn, PASSWORD_ATTRIBUTE))
-    if password == "":
-        module.fail_json(msg="%s: the password is empty; give one, or leave the password option out to keep "
-                             "the entry's own." % dn)
+    try:
+        check_entry(module.params)
+    except EntryProblem as problem:
+        module.fail_json(msg=str(problem))
 
     connection = connect(module)
     try:
-        actual_dn, current = read_entry(connection, dn)
-        if module.params["state"] == "absent":
-            result = dict(dn=actual_dn or dn, action="delete" if current is not None else "none",
-                          changed_attributes=[], changed=current is not None)
-            result["diff"] = dict(before=render_entry(actual_dn, current), after="")
-            if result["changed"] and not module.check_mode:
-                apply_changes(connection, actual_dn, "delete", [])
-            module.exit_json(**result)
-
-        try:
-            plan = plan_entry(dn, desired, current, exact=module.params["exact"], ordered=is_config_dn(dn),
-                              retired=as_value_lists(module.params["retired"]))
-        except ValueError as error:
-            module.fail_json(msg="%s: %s. Give the values in attributes (an empty list removes it)." % (dn, error))
-        changes = list(plan["changes"])
-        held = holds_password(current)
-        password_change = None
-        if password is not None:
-            password_change = plan_password(held, held and password_matches(module, actual_dn, password))
-            if password_change == "set":
-                changes.append(("add", PASSWORD_ATTRIBUTE, [unusable_password()]))
-        sets_password = password_change in ("set", "changed")
-        action = "add" if current is None else ("modify" if changes or sets_password else "none")
-        target = actual_dn or dn
-        changed_attributes = [name for _operation, name, _values in changes]
-        if password_change == "changed":
-            changed_attributes.append(PASSWORD_ATTRIBUTE)
-        result = dict(
-            dn=target, action=action, changed=action != "none", changed_attributes=changed_attributes,
-            diff=dict(
-                before=render_entry(actual_dn, plan["before"], PASSWORD_ATTRIBUTE,
-                                    "held" if password is not None and held else None),
-                after=render_entry(target, plan["after"], PASSWORD_ATTRIBUTE,
-                                   password_change and ("unchanged" if password_change == "unchanged" else "new"))),
-        )
-        if result["changed"] and not module.check_mode:
-            if changes:
-                apply_changes(connection, target, action, changes)
-            if sets_password:
-                set_password(connection, target, password)
-    except LdapError as error:
+        result = keep_entry(connection, module.params, module.params["ldapi_socket"], module.check_mode)
+    except (LdapError, EntryProblem) as error:
         module.fail_json(msg=str(error))
     finally:
         connection.unbind()

@@ -14,7 +14,7 @@ from root_files import write_root_only
 
 testinfra_hosts = ["ansible://pharos-directory-login"]
 
-SERVICE_TASK = "Create the service entries with their passwords"
+SERVICE_TASK = "Keep the database's settings and the Pharos entries"
 ACL_TASK = "Set the database's whole ordered access list"
 PLANTED_RULE = "to * by * write"
 CRYPT_SHA512 = "{CRYPT}$6$"
