@@ -25,13 +25,14 @@ description:
   - The step's module must be installed on the controller, also where the step is pending. A dry run
     fails, naming the module and its collection, where the real run would fail for want of them.
   - Module defaults (C(module_defaults)) of the play do not reach the step.
-  - The two commonest steps of a converged host are first looked for with one shell command, without
+  - The commonest steps of a converged host are first looked for with one shell command, without
     running their module on the host. An C(ansible.builtin.apt) step with only C(name) (plain package
     names), C(state=present), C(update_cache) and C(cache_valid_time) is in place when C(dpkg-query) finds every
     package installed. An C(ansible.builtin.systemd_service) step with C(state=started), C(enabled=true) and
     no C(daemon_reload) is in place when the unit is active or activating and C(systemctl is-enabled) succeeds,
-    as the module itself reads a unit. Then the step reports no change, and an apt step does not refresh apt's
-    package lists; anything else runs the module.
+    as the module itself reads a unit. An C(ansible.builtin.command) step with only C(cmd) or C(argv) and
+    C(creates), an absolute path without a glob, is in place when that path exists. Then the step reports no
+    change, and an apt step does not refresh apt's package lists; anything else runs the module.
   - In check mode, such an apt step on a host without package lists at all (a container made from a Debian
     image) reports O(prediction) when a package is not installed, since apt cannot look it up there and a real
     run refreshes the lists first. Nothing else is needed from the role for that case.
@@ -195,7 +196,7 @@ predicted:
   sample: true
 in_place:
   description: True when the step was found already made, by one shell command, and its module did not run.
-  returned: when a plain package install or service start is already in place
+  returned: when a plain package install, service start or command's file is already in place
   type: bool
   sample: true
 results:

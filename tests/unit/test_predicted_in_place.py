@@ -73,11 +73,18 @@ STEPS = [
     then("an installed package and its running service", "held-libnss", "running-slurmd"),
     then("an installed package and its stopped service", "held-libnss", "stopped-slurmd"),
     then("a package apt would install and its service", "gone-slurmd", "after-install-slurmd"),
-    {"name": "take the package lists away", "ansible.builtin.command": "touch {{ lookup('env', 'NO_LISTS') }}",
+    {"name": "take the package lists away", "ansible.builtin.file": {"path": "{{ lookup('env', 'NO_LISTS') }}",
+                                                                     "state": "touch"},
      "check_mode": False},
     then("a package without package lists and its service", "gone-munge", "after-lists-munge"),
     step("installed packages, without package lists", "apt", {"name": ["held-munge"], "update_cache": True}),
     step("a package not installed, without package lists", "apt", {"name": ["gone-slapd"], "update_cache": True}),
+    # The playbook's own file exists; its stand-in module, the command's, reports that it ran.
+    step("a command whose file exists", "command", {"cmd": "ssh-keygen -A", "creates": "{{ playbook_dir }}/play.yml"}),
+    step("a command whose file is missing", "command", {"cmd": "ssh-keygen -A", "creates": "{{ playbook_dir }}/none"}),
+    step("a command whose file is a glob", "command", {"cmd": "ssh-keygen -A", "creates": "{{ playbook_dir }}/pl*.yml"}),
+    step("a command in a working directory", "command",
+         {"cmd": "ssh-keygen -A", "chdir": "/", "creates": "{{ playbook_dir }}/play.yml"}),
 ]
 
 
@@ -88,7 +95,8 @@ def run(project, tmp_path_factory):
     (directory / "library").mkdir()
     for path, text in ((directory / "bin" / "dpkg-query", DPKG_QUERY), (directory / "bin" / "systemctl", SYSTEMCTL),
                        (directory / "bin" / "ls", LS),
-                       (directory / "library" / "apt.py", MODULE), (directory / "library" / "systemd_service.py", MODULE)):
+                       (directory / "library" / "apt.py", MODULE), (directory / "library" / "systemd_service.py", MODULE),
+                       (directory / "library" / "command.py", MODULE)):
         path.write_text(textwrap.dedent(text))
         path.chmod(0o755)
     playbook = directory / "play.yml"
@@ -179,3 +187,17 @@ def test_in_check_mode_the_start_of_a_package_that_would_be_installed_is_predict
     assert installed_first["results"][1]["msg"] == f"{name} would change"
     assert not [probe for probe in probes if unit in probe], probes
 
+
+
+def test_a_command_whose_file_exists_is_in_place_and_does_not_run(run):
+    results, _probes = run
+    made = results["a command whose file exists"]
+    assert made["changed"] is False and made["in_place"] is True
+    assert made["msg"].startswith("Already made: /") and made["msg"].endswith("/play.yml."), made["msg"]
+
+
+@pytest.mark.parametrize("name", ["a command whose file is missing", "a command whose file is a glob",
+                                  "a command in a working directory"])
+def test_a_command_runs_where_its_file_is_missing_or_the_module_would_look_otherwise(run, name):
+    results, _probes = run
+    assert results[name]["msg"] == "the module ran"
