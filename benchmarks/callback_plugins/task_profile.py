@@ -28,6 +28,8 @@ CONTROLLER_ACTIONS = {
     "meta", "add_host", "group_by", "set_stats", "validate_argument_spec", "pause",
 }
 
+STEP_ACTIONS = {"pharos.hpc.predicted", "pharos.hpc.keep"}
+
 
 class CallbackModule(CallbackBase):
     CALLBACK_VERSION = 2.0
@@ -49,9 +51,9 @@ class CallbackModule(CallbackBase):
         action = task.action.removeprefix("ansible.builtin.").removeprefix("ansible.legacy.")
         on_controller = action in CONTROLLER_ACTIONS or (
             task.delegate_to is not None and task.delegate_to in ("localhost", "127.0.0.1"))
-        # A loop's items, or pharos.hpc.predicted's steps, each ran a module; a module's own
-        # results (ldap_entries' entries) came from one.
-        items = result._result.get("results") if task.loop or action == "pharos.hpc.predicted" else None
+        # A loop's items, and the steps of pharos.hpc.predicted and pharos.hpc.keep, each ran a
+        # module or were found in place; a module's own results (ldap_entries' entries) came from one.
+        items = result._result.get("results") if task.loop or action in STEP_ACTIONS else None
         no_module = (result._result.get("predicted") or result._result.get("in_place")
                      or action == "pharos.hpc.read_command")
         runs = 0 if status == "skipped" or on_controller or no_module else (
