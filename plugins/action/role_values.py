@@ -45,7 +45,7 @@ class ActionModule(ActionBase):
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
         task_vars = task_vars or {}
-        problems, checked = [], []
+        problems, refusing, checked = [], [], []
         for role, entry_point in self._roles():
             options = role_options(role, entry_point)
             given = self._templar.template({name: task_vars[name] for name in options if name in task_vars})
@@ -53,13 +53,14 @@ class ActionModule(ActionBase):
             secrets = found._no_log_values  # noqa: SLF001 (the validator keeps them under this name alone)
             problems += [f"pharos.hpc.{role} ({entry_point}): {remove_values(message, secrets)}"
                          for message in found.error_messages]
+            refusing += [f"ansible-doc -t role pharos.hpc.{role}"] if found.error_messages else []
             checked.append(f"{role}:{entry_point}")
         result.update(changed=False, checked=checked)
         if problems:
             result.update(failed=True, msg=(
-                f"A role's value on {task_vars.get('inventory_hostname')} does not hold its argument spec, and no host "
-                f"was changed: {' '.join(problems)} Set each as its role documents it (ansible-doc -t role "
-                "pharos.hpc.NAME) where the inventory or the command line gives it."))
+                f"A role's value on {task_vars.get('inventory_hostname')} does not hold its argument spec, and the "
+                f"roles do not run: {' '.join(problems)} Set each as its role documents it ({', '.join(refusing)}) "
+                "where the inventory or the command line gives it."))
         return result
 
     def _roles(self):

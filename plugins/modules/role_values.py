@@ -13,8 +13,8 @@ description:
   - For each role named, reads the role's argument spec (C(meta/argument_specs.yml)) for the entry point
     named, renders each of its options that the host's variables give, and validates them as Ansible's own
     check of a role's arguments does when the role starts.
-  - Fails, naming each role, its entry point and every value that does not hold, before any role runs. A
-    value marked C(no_log) in a spec never appears in the message.
+  - Fails, naming each role, its entry point, every value that does not hold and the role's documentation.
+    A value marked C(no_log) in a spec never appears in the message.
   - One step for all the roles a host runs, where a playbook puts it before any host changes; the roles
     then start with O(ansible.builtin.import_role#module:rolespec_validate=false), their values checked
     already. Give this step the same variables the roles' plays give them, so that it checks what the roles

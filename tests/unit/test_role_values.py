@@ -35,7 +35,7 @@ def test_the_controller_and_the_configless_nodes_are_each_checked_for_their_own_
     assert_refused_before_any_host(result, "pharos.hpc.slurm (main): argument 'slurm_max_node_count'")
     output = " ".join(result.stdout.split())
     for host, entry_point in [("pharos-lab-login", "main"), ("pharos-lab-compute", "node"), ("pharos-lab-staging", "node")]:
-        assert f"on {host} does not hold its argument spec, and no host was changed: pharos.hpc.slurm ({entry_point})" in output, output
+        assert f"on {host} does not hold its argument spec, and the roles do not run: pharos.hpc.slurm ({entry_point})" in output, output
 
 
 def test_a_value_one_node_is_given_is_checked_on_that_node_alone(project, tmp_path):
@@ -48,5 +48,6 @@ def test_a_value_one_node_is_given_is_checked_on_that_node_alone(project, tmp_pa
     assert_refused_before_any_host(result, "on pharos-lab-compute does not hold its argument spec")
     output = " ".join(result.stdout.split())
     assert "argument 'slurm_max_node_count' is of type str" in output, output
+    assert "(ansible-doc -t role pharos.hpc.slurm) where the inventory" in output, output
     assert "on pharos-lab-staging does not hold" not in output
     assert "on pharos-lab-login does not hold" not in output
