@@ -7,13 +7,11 @@ here, each entry point against the defaults/main.yml it runs with. A default tha
 is rendered only on a host, and left to the role's own tests.
 """
 
-from pathlib import Path
-
 import pytest
 import yaml
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+from ansible_collections.pharos.hpc.plugins.action.role_values import ROLES, role_options
 
-ROLES = Path(__file__).resolve().parents[2] / "roles"
 ENTRY_POINTS = [(spec_file.parents[1].name, entry_point)
                 for spec_file in sorted(ROLES.glob("*/meta/argument_specs.yml"))
                 for entry_point in yaml.safe_load(spec_file.read_text())["argument_specs"]]
@@ -21,7 +19,7 @@ ENTRY_POINTS = [(spec_file.parents[1].name, entry_point)
 
 @pytest.mark.parametrize(("role", "entry_point"), ENTRY_POINTS, ids=lambda value: value)
 def test_the_role_defaults_hold_the_spec_of_each_entry_point(role, entry_point):
-    options = yaml.safe_load((ROLES / role / "meta" / "argument_specs.yml").read_text())["argument_specs"][entry_point].get("options") or {}
+    options = role_options(role, entry_point)
     defaults_file = ROLES / role / "defaults" / "main.yml"
     defaults = (yaml.safe_load(defaults_file.read_text()) or {}) if defaults_file.exists() else {}
     given = {name: value for name, value in defaults.items() if name in options and "{{" not in str(value)}
