@@ -59,9 +59,16 @@ KNOWN_KEYS = OrderedDict([
 OPTIONAL_KEYS = frozenset(["PYTHON_INDEX_URL"])
 
 KEY_PATTERN = re.compile(r"[A-Z][A-Z0-9_]*\Z")
-# What a mistyped key looks like (waldur_api_url): quoted back. Any other text before the = is
-# not quoted, since a pasted URL with its password would be.
-NAME_LIKE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}\Z")
+# What a message may quote of a line: a short text made of words (waldur_api_url, event_process,
+# login01.example.org), each word in one case with at most a few digits after it, or a small
+# number. A token pasted into site.env (base64, base32, hex) is none of these and is never
+# quoted, nor is a URL, whose password may sit anywhere a reader splits it.
+SHOWN_LIMIT = 32
+SHOWN_TEXT = re.compile(r"[A-Za-z0-9_.:-]+\Z")
+SHOWN_WORD = re.compile(r"(?:(?:[a-z]{1,12}|[A-Z]{1,12}|[A-Z][a-z]{1,11})[0-9]{0,3}|[0-9]{1,5})\Z")
+WORD_SEPARATORS = re.compile(r"[_.:-]")
+# Of a line that is not KEY=value, at most this many characters of its first word are quoted.
+OPENING_LIMIT = 10
 # Unicode's control (C0, DEL and C1), format (invisible, such as bidirectional overrides),
 # line and paragraph separator, surrogate, private use and unassigned characters: some reader
 # takes each as a line break or shows it as nothing.
@@ -84,7 +91,8 @@ Line = namedtuple("Line", "key value number")
 
 class Violation(namedtuple("Violation", "key line rule fix")):
     """One broken rule. str() is a sentence an administrator can act on; it never holds a value
-    that could be a secret (site.env holds none, and the messages quote only what is needed)."""
+    that could be a secret (site.env holds none, but a token pasted into it must not be printed
+    back): it quotes a key or a word of a line only when shown() allows it."""
 
     def __str__(self):
         where = "%s line %d" % (SOURCE_NAME, self.line) if self.line else SOURCE_NAME
@@ -107,27 +115,46 @@ def _suggestion(key):
     return "did you mean %s? " % close[0] if close else ""
 
 
-def _quotable(key):
-    return key if NAME_LIKE.match(key) else None
+def shown(text, limit=SHOWN_LIMIT):
+    """text when a message may quote it (short, and words rather than a token), else None."""
+    if not text or len(text) > limit or not SHOWN_TEXT.match(text):
+        return None
+    words = [word for word in WORD_SEPARATORS.split(text) if word]
+    return text if words and all(SHOWN_WORD.match(word) for word in words) else None
+
+
+def _key(key):
+    """The key as a message names it: a known key always, any other only when it may be shown."""
+    return key if key in KNOWN_KEYS else shown(key)
+
+
+def _opening(text):
+    """' (it begins X)' with at most the first few characters of a line's first word, or '' when
+    that word could be a secret."""
+    words = text.split()
+    first = shown(words[0], limit=64) if words else None
+    if first is None:
+        return ""
+    return " (it begins %s)" % (first if len(first) <= OPENING_LIMIT else first[:OPENING_LIMIT] + "...")
 
 
 def _read_line(number, text, violations):
     """A Line, or None after recording why the line is not KEY=value."""
     if "=" not in text:
-        violations.append(Violation(None, number, "is not KEY=value, a comment or blank",
+        violations.append(Violation(None, number, "is not KEY=value, a comment or blank%s" % _opening(text),
                                     "write KEY=value, or start a comment with # at the beginning of the line"))
         return None
     key, value = text.split("=", 1)
     if key.startswith("export "):
-        violations.append(Violation(_quotable(key[7:].strip()), number, "starts with export",
+        violations.append(Violation(_key(key[7:].strip()), number, "starts with export",
                                     "remove export: site.env is read, never sourced"))
         return None
     if key != key.strip() or (value and value[0] in " \t"):
-        violations.append(Violation(_quotable(key.strip()), number, "has spaces around the key or =",
+        violations.append(Violation(_key(key.strip()), number, "has spaces around the key or =",
                                     "write KEY=value with no spaces around ="))
         return None
     if not KEY_PATTERN.match(key):
-        quoted = _quotable(key)
+        quoted = _key(key)
         rule = ("is not a key (capital letters, digits and _)" if quoted
                 else "does not start with a key: the text before its first = is not one (capital letters, digits and _)")
         violations.append(Violation(quoted, number, rule, "write KEY=value with a key from the collection's docs/examples/site.env.example"))
@@ -135,10 +162,10 @@ def _read_line(number, text, violations):
     for test, what, fix in REFUSED_IN_VALUES:
         found = next((character for character in value if test(character)), None)
         if found is not None:
-            violations.append(Violation(key, number, "holds %s" % (what % ord(found) if "%" in what else what), fix))
+            violations.append(Violation(_key(key), number, "holds %s" % (what % ord(found) if "%" in what else what), fix))
             return None
     if value != value.rstrip():
-        violations.append(Violation(key, number, "ends with whitespace", "remove the trailing spaces"))
+        violations.append(Violation(_key(key), number, "ends with whitespace", "remove the trailing spaces"))
         return None
     return Line(key, value, number)
 
@@ -170,7 +197,8 @@ def parse(text):
         if line is None:
             continue
         if line.key not in KNOWN_KEYS:
-            violations.append(Violation(line.key, number, "is not a site.env key",
+            quoted = shown(line.key)
+            violations.append(Violation(quoted, number, "is not a site.env key" if quoted else "starts with a name that is not a site.env key",
                                         "%sremove the line or use a key from the collection's docs/examples/site.env.example"
                                         % _suggestion(line.key)))
         elif line.key in lines:

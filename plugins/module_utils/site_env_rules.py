@@ -7,7 +7,8 @@ validate() applies every rule and returns every violation at once, so one run of
 the administrator everything that must change. A rule that compares two values runs only when
 both values passed their own rules, so one typo is reported once, not three times.
 
-A URL that embeds credentials is never quoted back: the message names the key and the line.
+No value is quoted back whole: a message names the key and the line, and quotes a word or a host
+of a value only when site_env.shown() allows it, so a token pasted into site.env is never printed.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import re
 from urllib.parse import urlsplit
 
 from ansible_collections.pharos.hpc.plugins.module_utils.site_env import (
-    KNOWN_KEYS, OPTIONAL_KEYS, SiteEnvError, Violation, parse, read_bytes, values)
+    KNOWN_KEYS, OPTIONAL_KEYS, SiteEnvError, Violation, parse, read_bytes, shown, values)
 
 AGENT_MODES = ("order_process", "membership_sync", "report")
 OFFERING_UUID = re.compile(r"[0-9a-f]{32}\Z")
@@ -55,9 +56,13 @@ def _is_host(host):
         return bool(DNS_NAME.match(host))
 
 
+HOST_LIMIT = 64
+
+
 def _url(line, schemes, loopback=False, origin_only=False):
-    """Violations of one URL value. The value and its parts are never quoted: a password may sit
-    anywhere in a URL that a reader splits in an unexpected place."""
+    """Violations of one URL value. The value is never quoted, and of its parts only a host that
+    shown() allows, after the URL was found to hold no credentials: a password may sit anywhere
+    in a URL that a reader splits in an unexpected place."""
     def violation(rule, fix):
         return [Violation(line.key, line.number, rule, fix)]
     if "@" in line.value:
@@ -88,13 +93,15 @@ def _url(line, schemes, loopback=False, origin_only=False):
                          "another character a resolver would read otherwise)",
                          "write the host's name in letters, digits, - and ., or its address")
     if loopback and not _is_loopback(hostname):
-        return violation("is not on host loopback (%s)" % hostname,
+        host = shown(hostname, HOST_LIMIT)
+        return violation("is not on host loopback%s" % (" (%s)" % host if host else ""),
                          "use 127.0.0.1, ::1 or localhost: this service speaks plaintext or must stay on the host")
     if origin_only and parts.path:
-        origin = "%s://%s" % (parts.scheme, "[%s]" % hostname if ":" in hostname else hostname)
+        host = shown(hostname, HOST_LIMIT)
+        origin = ("%s://%s%s" % (parts.scheme, "[%s]" % host if ":" in host else host, ":%d" % port if port else "")
+                  if host else "the scheme, the host and the port")
         return violation("is not an origin (it has a path)",
-                         "write only %s%s; the agents append /v1/site/... themselves"
-                         % (origin, ":%d" % port if port else ""))
+                         "write only %s; the agents append /v1/site/... themselves" % origin)
     return []
 
 
@@ -106,7 +113,10 @@ def _ordinary_id_rule(line, what):
     number = _number(line)
     if number is None:
         return [Violation(line.key, line.number, "is not a whole number", "write the %s in decimal digits" % what)]
-    if number < FIRST_ORDINARY_ID or RESERVED_IDS[0] <= number <= RESERVED_IDS[1] or number > LAST_ID:
+    if number > LAST_ID:
+        return [Violation(line.key, line.number, "is above %d, the largest %s" % (LAST_ID, what),
+                          "choose a %s from 1000-59999 or 65536-4294967294 that no other account uses" % what)]
+    if number < FIRST_ORDINARY_ID or RESERVED_IDS[0] <= number <= RESERVED_IDS[1]:
         return [Violation(line.key, line.number, "is %d, a system or reserved ID" % number,
                           "choose a %s from 1000-59999 or 65536-4294967294 that no other account uses" % what)]
     return []
@@ -116,12 +126,13 @@ def _words(line, allowed, what):
     found, violations = [], []
     if "," in line.value:
         return [], [Violation(line.key, line.number, "separates %s with commas" % what, "separate them with spaces")]
-    for word in line.value.split():
+    for position, word in enumerate(line.value.split(), start=1):
+        named = shown(word) or "word %d" % position
         if allowed is not None and word not in allowed:
-            violations.append(Violation(line.key, line.number, "names %s, which is not one of %s" % (word, ", ".join(allowed)),
-                                        "remove %s or correct its spelling" % word))
+            violations.append(Violation(line.key, line.number, "names %s, which is not one of %s" % (named, ", ".join(allowed)),
+                                        "remove %s or correct its spelling" % named))
         elif word in found:
-            violations.append(Violation(line.key, line.number, "names %s twice" % word, "name it once"))
+            violations.append(Violation(line.key, line.number, "names %s twice" % named, "name it once"))
         else:
             found.append(word)
     return found, violations
@@ -177,7 +188,9 @@ def _cross_rules(lines, valid):
     violations = []
     compute, staging = lines.get("SLURM_COMPUTE_PARTITION"), lines.get("SLURM_STAGING_PARTITION")
     if compute and staging and {compute.key, staging.key} <= valid and compute.value == staging.value:
-        violations.append(Violation(staging.key, staging.number, "is the compute partition too (%s)" % compute.value,
+        partition = shown(compute.value)
+        violations.append(Violation(staging.key, staging.number,
+                                    "is the compute partition too%s" % (" (%s)" % partition if partition else ""),
                                     "name the Internet-enabled staging partition: compute nodes stay offline"))
     ranges, range_violations = _ranges(lines, valid)
     violations.extend(range_violations)
@@ -224,8 +237,8 @@ def validate(lines, components=None, dependency_mode=None):
                 key, line.number, "is not a whole number of 1000 or more", "write an ID outside the system range 0-999")]
         elif key == "ACTIVATION_COMPONENTS":
             names, found = _words(line, None if components is None else sorted(components), "components")
-            found += [Violation(key, line.number, "names %s, which is not a component name" % name, "correct its spelling")
-                      for name in names if not COMPONENT_NAME.match(name)]
+            found += [Violation(key, line.number, "names %s, which is not a component name" % (shown(name) or "a word"),
+                                "correct its spelling") for name in names if not COMPONENT_NAME.match(name)]
         else:
             found = KEY_RULES[key](line)
         violations.extend(found)

@@ -51,8 +51,19 @@ options:
       - Read this many of the last lines of each unit's journal, and report in RV(journal) each
         unit's last line, its last cycle that did not fail, and its last error.
       - V(0), the default, reads no journal.
+      - What is reported of a line is masked and cut to 300 characters. Every secret found in
+        C(/etc/pharos-hpc/secrets) and in O(token_directory) (each token file's lines, and the values
+        of the Site agent's configuration whose keys name a secret) is masked as Ansible masks a
+        C(no_log) value, and whatever has the shape of a secret (a bearer or token header, a JWT, a
+        C(token=) or C(password=) value, a password in a URL) is replaced by C([redacted]).
     type: int
     default: 0
+  token_directory:
+    description:
+      - The directory on the host the central step wrote the agents' token files into
+        (C(pharos_token_directory)), whose secrets are masked in RV(journal) as well. Read only when
+        O(journal_lines) is above 0.
+    type: path
 requirements:
   - systemd and PyYAML (Debian C(python3-yaml)) on the managed host.
   - httpx on the managed host for the V(offering) and V(site_api) probes.
@@ -112,7 +123,8 @@ journal:
     - For each unit of the last activation, from its journal's last O(journal_lines) lines -
       C(last_log), its last line with its time; C(last_good_cycle), when the last cycle that
       did not fail ended; C(last_error), the time and message of the last error; and
-      C(last_cycle_failed), true when the most recent cycle failed.
+      C(last_cycle_failed), true when the most recent cycle failed. Messages are masked and cut
+      as O(journal_lines) says.
     - A cycle of the Site agent is one pass over its offerings, which failed when the agent logged
       a traceback in it (a pass it could not finish); an error without one is the last error, but
       its pass went on. The SSH access agent logs one line a cycle, C(cycle) or C(error). Times are
@@ -121,10 +133,13 @@ journal:
   type: dict
 """
 
+import os
+
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
+from ansible_collections.pharos.hpc.plugins.module_utils.release.agent_secrets import SECRETS_DIRECTORY, read_secrets
 from ansible_collections.pharos.hpc.plugins.module_utils.release.contents import YAML_IMPORT_ERROR
-from ansible_collections.pharos.hpc.plugins.module_utils.release.cycles import journal_entries, summary
+from ansible_collections.pharos.hpc.plugins.module_utils.release.cycles import journal_entries, redact, summary
 from ansible_collections.pharos.hpc.plugins.module_utils.release.systemd import Systemctl
 from ansible_collections.pharos.hpc.plugins.module_utils.release.run import PROBES, RunError, run, token_reader
 
@@ -137,15 +152,26 @@ def journal(module, unit):
             "--quiet"]
     rc, out, err = module.run_command(argv)
     if rc != 0:
-        module.fail_json(msg="%s failed (exit %d): %s" % (" ".join(argv), rc, (err or out).strip()[-600:]))
-    return summary(journal_entries(out))
+        module.fail_json(msg="%s failed (exit %d): %s" % (" ".join(argv), rc, redact((err or out).strip(),
+                                                                                   module.no_log_values)))
+    return summary(journal_entries(out), module.no_log_values)
+
+
+def hide_agent_secrets(module):
+    """Every secret of the agents found on the host joins the module's no_log values, so that
+    Ansible masks it wherever it appears in the result, and journal() masks it before cutting."""
+    directories = [os.path.join(module.params["root"], SECRETS_DIRECTORY.lstrip("/"))]
+    if module.params["token_directory"]:
+        directories.append(module.params["token_directory"])
+    module.no_log_values.update(read_secrets(directories))
 
 
 def main():
     module = AnsibleModule(argument_spec=dict(
         root=dict(type="path", default="/"), site_env=dict(type="path"),
         probes=dict(type="list", elements="str", choices=list(PROBES), default=[]),
-        probe_timeout=dict(type="float", default=10.0), journal_lines=dict(type="int", default=0)),
+        probe_timeout=dict(type="float", default=10.0), journal_lines=dict(type="int", default=0),
+        token_directory=dict(type="path")),
         supports_check_mode=True)
     if YAML_IMPORT_ERROR is not None:
         module.fail_json(msg=missing_required_lib("PyYAML (Debian: python3-yaml)"), exception=YAML_IMPORT_ERROR)
@@ -162,6 +188,7 @@ def main():
     if "health" in result:
         reported["health"] = result["health"]
     if module.params["journal_lines"] > 0:
+        hide_agent_secrets(module)
         reported["journal"] = dict((unit, journal(module, unit)) for unit in reported["units"] or [])
     module.exit_json(changed=False, **reported)
 

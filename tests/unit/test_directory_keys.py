@@ -1,7 +1,8 @@
 """The members' key command (roles/sshd/files/directory_keys.py): the keys the directory holds at
 this login; while the directory does not answer, the keys last read, for the cache lifetime and no
-longer; never a key for a name or UID a local account holds. The directory and NSS are given as
-functions here; the directory scenario runs the command against slapd, SSSD and sshd."""
+longer; never a key for a name or UID a local account holds, nor for an entry whose UID is not the
+one SSSD serves. The directory and NSS are given as functions here; the directory scenario runs
+the command against slapd, SSSD and sshd."""
 
 import importlib.util
 import os
@@ -127,3 +128,21 @@ def test_an_entry_the_directory_no_longer_holds_gets_no_key(config):
 def test_a_record_that_cannot_be_written_costs_the_fallback_not_the_login(config, tmp_path):
     config["record_directory"] = str(tmp_path / "missing")
     assert keys_of(config, ("5000001", [KEY])) == ([KEY], None)
+
+
+def test_an_entry_whose_directory_uid_is_not_the_uid_sssd_serves_gets_no_key(config):
+    keys, refusal = keys_of(config, ("5000002", [KEY]))
+    assert keys == []
+    assert "the directory's entry has UID 5000002 but SSSD serves UID 5000001" in refusal
+
+
+def test_a_stale_sssd_uid_gets_no_key_whichever_uid_is_the_higher(config):
+    keys, refusal = keys_of(config, ("4999999", [KEY]))
+    assert keys == [] and "UID 4999999 but SSSD serves UID 5000001" in refusal
+
+
+def test_after_a_uid_change_the_keys_read_before_are_not_given_while_the_directory_is_down(config):
+    keys_of(config, ("5000001", [KEY]))
+    keys_of(config, ("5000002", [KEY]))
+    keys, refusal = keys_of(config, directory_keys.DirectoryUnavailable("down"))
+    assert keys == [] and "the directory does not answer (down)" in refusal

@@ -305,3 +305,49 @@ def test_a_site_env_every_user_may_write_is_refused_with_its_mode(example, tmp_p
         site_env_rules.check_file(str(path), components=COMPONENTS)
     violation, = raised.value.violations
     assert violation.rule == "is writable by every user (mode %04o)" % mode and "chmod o-w" in violation.fix
+
+
+# A token pasted into site.env, on a line of its own or as a value: no message prints it back, nor
+# a part of it long enough to matter.
+BASE64_TOKEN = "c2l0ZS1hZ2VudC10b2tlbi1vZi10aGUtbGFi"  # 36 characters, padded below
+BASE32_TOKEN = "JBSWY3DPEHPK3PXPMFRGGZDFMZTWQ2LK"
+HEX_TOKEN = "9f2c4e1a7b3d5f6081a2c3d4e5f60718293a4b5c"
+
+PASTED_TOKENS = [
+    ("WALDUR_API_URL", BASE64_TOKEN + "==", BASE64_TOKEN),
+    ("WALDUR_API_URL", BASE64_TOKEN + "=", BASE64_TOKEN),
+    ("WALDUR_API_URL", BASE32_TOKEN + "======", BASE32_TOKEN),
+    ("WALDUR_API_URL", HEX_TOKEN, HEX_TOKEN),
+    ("WALDUR_API_URL", "export " + BASE64_TOKEN + "==", BASE64_TOKEN),
+    ("WALDUR_API_URL", BASE32_TOKEN + " = x", BASE32_TOKEN),
+    ("SITE_AGENT_MODES", "SITE_AGENT_MODES=report " + BASE64_TOKEN + "==", BASE64_TOKEN),
+    ("ACTIVATION_COMPONENTS", "ACTIVATION_COMPONENTS=site-agent " + HEX_TOKEN, HEX_TOKEN),
+    ("SLURMRESTD_URL", "SLURMRESTD_URL=http://%s:6820" % HEX_TOKEN, HEX_TOKEN),
+    ("CENTRAL_SITE_API_URL", "CENTRAL_SITE_API_URL=https://%s/v1/site/" % HEX_TOKEN, HEX_TOKEN),
+    ("PHAROS_AGENT_UID", "PHAROS_AGENT_UID=%s" % ("7" * 40), "7" * 40),
+]
+
+
+@pytest.mark.parametrize(("key", "line", "token"), PASTED_TOKENS, ids=[case[1][:40] for case in PASTED_TOKENS])
+def test_a_token_pasted_into_site_env_is_never_quoted_back_not_even_in_part(example, key, line, token):
+    text, number = with_line(example, key, line)
+    message = str(refusal(text, components=["site-agent", "ssh-access"]))
+    assert "site.env line %d" % number in message, message
+    for start in range(0, len(token) - 8):
+        assert token[start:start + 8] not in message, message
+
+
+def test_a_padded_base64_line_is_refused_by_its_line_number_alone(example):
+    text, number = with_line(example, "WALDUR_API_URL", BASE64_TOKEN + "==")
+    violation = next(violation for violation in refusal(text).violations if violation.line == number)
+    assert violation.key is None
+    assert str(violation) == ("site.env line %d does not start with a key: the text before its first = is not one "
+                              "(capital letters, digits and _); write KEY=value with a key from the collection's "
+                              "docs/examples/site.env.example." % number)
+
+
+def test_a_line_that_is_not_key_value_names_only_the_first_few_characters_of_a_key_like_word(example):
+    text, number = with_line(example, "NATIVE_SITE_AGENT_LDAP_URI", "NATIVE_SITE_AGENT_LDAP_URI: ldap://127.0.0.1")
+    violation = next(violation for violation in refusal(text).violations if violation.line == number)
+    assert violation.rule == "is not KEY=value, a comment or blank (it begins NATIVE_SIT...)"
+    assert "127.0.0.1" not in str(violation)

@@ -4,7 +4,8 @@ The keys are read from the directory at each login, as the read-only identity cn
 (SASL EXTERNAL over ldapi as this command's Unix user), so a key that the SSH access agent writes
 or removes counts at the next login instead of after SSSD's cache expires. SSSD stays the source
 of identities: the name must be an account SSSD serves from the directory, and a name or UID that
-a local account holds never gets a directory key (docs/directory.md, "Local names").
+a local account holds never gets a directory key (docs/directory.md, "Local names"), nor does a
+name whose UID in the directory is not the UID SSSD serves for it.
 
 When the directory does not answer, the keys last read for the member count until they are as
 old as the Site's cache lifetime, and no longer. Each refusal is logged (authpriv).
@@ -129,8 +130,15 @@ def member_keys(user, config, directory=read_directory, lookup=passwd):
         last_read.keep(uid, user, [])
         return [], "the directory has no entry for it now"
     directory_uid, keys = found
-    if directory_uid != uid and lookup("files", directory_uid) is not None:
-        return [], "a local account has its directory UID %s" % directory_uid
+    if directory_uid != uid:
+        # Whichever side is stale, the keys belong to the directory's UID and the login would open
+        # SSSD's: an old UID's files, processes and jobs. Nothing is kept for SSSD's UID either, so the
+        # fallback cannot hand back keys read before the entry changed.
+        last_read.keep(uid, user, [])
+        if lookup("files", directory_uid) is not None:
+            return [], "a local account has its directory UID %s" % directory_uid
+        return [], ("the directory's entry has UID %s but SSSD serves UID %s; it logs in again when SSSD's "
+                    "cached entry expires or after 'sss_cache -u %s'" % (directory_uid, uid, user))
     last_read.keep(uid, user, keys)
     return keys, None
 
