@@ -36,6 +36,16 @@ options:
         directory).
     type: str
     required: true
+  signer_fingerprint:
+    description:
+      - The fingerprint (C(sha256:<hex>) of the raw public key) the platform publishes for its
+        release signer; the inventory's C(pharos_release_signer_fingerprint), kept apart from the
+        key file. A key file whose fingerprint differs is refused, naming both, before any
+        signature is read.
+      - Empty or unset checks no fingerprint; the login node still refuses a signer other than
+        the one it recorded at its first install (docs/release.md, "Signature").
+    type: str
+    version_added: 0.3.0
   site_env:
     description:
       - A site.env on the controller; its values are checked against the release's components
@@ -48,7 +58,8 @@ EXAMPLES = r"""
   ansible.builtin.set_fact:
     archive: >-
       {{ lookup('pharos.hpc.release_archive', 'dist/2026.11.0.tar.gz',
-                signer_key='files/release-signer.pem', site_env='files/site.env') }}
+                signer_key='files/release-signer.pem', site_env='files/site.env',
+                signer_fingerprint=pharos_release_signer_fingerprint) }}
 """
 
 RETURN = r"""
@@ -68,7 +79,7 @@ from ansible.errors import AnsibleLookupError
 from ansible.plugins.lookup import LookupBase
 
 from ansible_collections.pharos.hpc.plugins.module_utils.release.contents import fingerprint
-from ansible_collections.pharos.hpc.plugins.module_utils.release.signature import SignatureError, verify
+from ansible_collections.pharos.hpc.plugins.module_utils.release.signature import SignatureError, check_fingerprint, verify
 from ansible_collections.pharos.hpc.plugins.module_utils.release.stage import StageError, inspect_archive
 from ansible_collections.pharos.hpc.plugins.module_utils.site_env import SiteEnvError
 from ansible_collections.pharos.hpc.plugins.module_utils.site_env_rules import check_file
@@ -81,13 +92,14 @@ class LookupModule(LookupBase):
         site_env = self.get_option("site_env")
         signer_key = os.path.expanduser(os.path.expandvars(self.get_option("signer_key") or ""))
         signer_pem = self._signer_pem(signer_key)
+        pinned = self._pinned_fingerprint(self.get_option("signer_fingerprint"))
         results = []
         for archive in terms:
             if not os.path.isfile(archive):
                 raise AnsibleLookupError("pharos.hpc.release_archive: %s is not a file on the controller. Fix: give "
                                          "the path of the release archive there." % archive)
             try:
-                signed = verify(archive, signer_pem, signer_key)
+                signed = verify(archive, signer_pem, signer_key, pinned, "pharos_release_signer_fingerprint")
             except (SignatureError, OSError) as error:
                 raise AnsibleLookupError("pharos.hpc.release_archive: %s" % error)
             try:
@@ -108,6 +120,16 @@ class LookupModule(LookupBase):
                             "fingerprint": fingerprint(manifest, values) if values is not None else None,
                             "signer": signed.signer, "archive_sha256": signed.archive, "issued": signed.issued})
         return results
+
+    @staticmethod
+    def _pinned_fingerprint(value):
+        if value in (None, ""):
+            return None
+        try:
+            return check_fingerprint(value, "pharos_release_signer_fingerprint")
+        except SignatureError as error:
+            raise AnsibleLookupError("pharos.hpc.release_archive: %s Fix: set it as the platform publishes it, or "
+                                     "leave it unset." % error)
 
     @staticmethod
     def _signer_pem(path):

@@ -31,7 +31,9 @@ attributes:
       - Health is not probed in check mode.
   diff_mode:
     support: full
-    description: Which release is current and previous, the digest of each unit file, and each unit's state.
+    description:
+      - Which release is current and previous, the digest of each unit file, and each unit's state.
+      - With O(archive), the release signer's fingerprint the host records (C(signer)).
 options:
   state:
     description:
@@ -60,8 +62,21 @@ options:
         archive's signature, C(<archive>.sig) beside it on the host, is checked against it before anything in
         the archive is read, and the release id it names must be the manifest's.
       - The statement it signs (release id, archive digest, signing time) is kept with the installed release.
+      - The first install on a host records the key's fingerprint in C(/opt/pharos-hpc/signer) (read-only), and an
+        archive signed by another key is refused after that, naming both fingerprints, unless O(rotate_signer) is
+        true. The key travels with the archive from the controller, so only this record tells a replaced key from
+        the Site's own.
     type: str
     version_added: 0.2.0
+  rotate_signer:
+    description:
+      - Accept an archive signed by another key than the one the host recorded, and record the new key's
+        fingerprint in its place. Give it for the one run after the platform rotated its release signer key
+        (C(-e pharos_release_rotate_signer=true)), never as a standing setting.
+      - Only acts with O(archive). Check mode shows the change of recorded signer in the diff and writes nothing.
+    type: bool
+    default: false
+    version_added: 0.3.0
   expect_release_id:
     description:
       - The release id the controller checked the archive's signature for; the signature on the host must name it.
@@ -76,8 +91,10 @@ options:
     description:
       - V(active) refuses a release whose archive was signed before the active release's, a downgrade, unless this
         is true. V(rolled_back) is the deliberate way back and is never refused as a downgrade.
-      - A release installed by an earlier version of the collection kept no signed statement, so it has no signing
-        time and is not compared.
+      - A release installed by an earlier version of the collection kept no signed statement. As the active release,
+        its install time stands in for its signing time (it was signed before it was installed), so a release signed
+        before that time is refused. As the release to activate, it is always refused without this option; a
+        rollback to it is not.
     type: bool
     default: false
     version_added: 0.2.0
@@ -235,6 +252,7 @@ def argument_spec():
         expect_release_id=dict(type="str"),
         expect_archive_sha256=dict(type="str"),
         allow_downgrade=dict(type="bool", default=False),
+        rotate_signer=dict(type="bool", default=False),
         components=dict(type="list", elements="str"),
         instances=dict(type="dict"),
         site_env=dict(type="path"),

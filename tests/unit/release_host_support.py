@@ -77,9 +77,15 @@ def pack_release(tmp_path, release_id, units=None, issued=None):
     return sign_archive(archive, release_id, issued)
 
 
-def install_release(root, release_id, fingerprint=None, units=None, issued=None):
-    """A release as the stage step leaves it under root; with issued, the signed statement it was
-    installed under (its archive signed then), as the stage step keeps it."""
+# When the tests' installed releases were signed, unless a test says otherwise: the same time for
+# each, so that activating one after another is never a downgrade.
+SIGNED = "2026-11-15T12:00:00Z"
+
+
+def install_release(root, release_id, fingerprint=None, units=None, issued=SIGNED):
+    """A release as the stage step leaves it under root, with the signed statement it was installed
+    under (its archive signed at issued), as the stage step keeps it; issued=None keeps none, as an
+    earlier version of the collection did."""
     layout = Layout(str(root))
     target = Path(layout.release(release_id))
     write_release_tree(target / "release", release_id, units)

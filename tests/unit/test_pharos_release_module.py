@@ -29,7 +29,7 @@ def test_check_mode_predicts_the_stage_of_an_archive_and_writes_nothing(root, tm
     before = tree(str(root))
     result, _text = run_module(dict(state="present", archive=str(archive), root=str(root),
                                     signer_key=SIGNER_PUBLIC.decode("ascii")), check=True)
-    assert result["changed"] is True and [step["step"] for step in result["steps"]] == ["stage"]
+    assert result["changed"] is True and [step["step"] for step in result["steps"]] == ["stage", "record_signer"]
     assert result["release_id"] == "r1" and tree(str(root)) == before
 
 

@@ -98,6 +98,15 @@ def test_a_component_name_outside_the_naming_rule_is_refused():
         "component Slurm Runtime: the name must be lowercase letters, digits and - (like site-agent)"]
 
 
+@pytest.mark.parametrize("name", ["current", "previous", "releases", "signer"])
+def test_a_component_named_like_an_entry_of_the_hosts_release_tree_is_refused(name):
+    manifest = changed()
+    manifest["components"][name] = manifest["components"].pop("ssh-access")
+    assert release.manifest_problems(manifest) == [
+        "component %s: the name is one the host's release tree uses (/opt/pharos-hpc/%s); name the component "
+        "otherwise (like site-agent)" % (name, name)]
+
+
 def test_a_manifest_that_is_not_yaml_is_refused_with_every_problem_at_once():
     with pytest.raises(release.ReleaseError, match="it is not YAML"):
         release.load_manifest("components: [unclosed")

@@ -21,11 +21,17 @@ def activate(root, systemd, check=False, **overrides):
     return run(params(root, **overrides), systemd, None, check, no_token, sleep=clock.sleep, clock=clock)
 
 
+# When the releases of active_on() were signed: the same time for each, so that activating one
+# after another is never a downgrade.
+SIGNED = "2026-11-15T12:00:00Z"
+
+
 def active_on(root, release_id, *others):
-    """A host where release_id was activated (and the others installed)."""
-    layout = install_release(root, release_id)
+    """A host where release_id was activated (and the others installed), each installed by this
+    collection, with the statement it was signed under."""
+    layout = install_release(root, release_id, issued=SIGNED)
     for other in others:
-        install_release(root, other)
+        install_release(root, other, issued=SIGNED)
     systemd = RecordingSystemd(layout)
     activate(root, systemd, release_id=release_id)
     return layout, systemd
@@ -261,7 +267,7 @@ def test_check_mode_writes_nothing_and_predicts_the_steps_of_the_real_run(root, 
     assert tree(str(root)) == before and len(systemd.writes()) == calls
     assert predicted["changed"] and predicted["diff"]["after"]["current"] == "r2"
     assert predicted["steps"][0]["step"] == "stage" and predicted["release_id"] == "r2"
-    expected = ["stage"] + (["record_previous"] if situation != "fresh host" else []) + ["switch_current"]
+    expected = ["stage", "record_signer"] + (["record_previous"] if situation != "fresh host" else []) + ["switch_current"]
     assert [step["step"] for step in predicted["steps"]][:len(expected)] == expected
     assert "health" not in predicted
 
@@ -400,7 +406,8 @@ def test_a_downgrade_the_run_allows_explicitly_is_activated(root, tmp_path):
     layout, systemd = on_a_host_running_a_newer_release(root)
     older = pack_release(tmp_path, "r1", issued="2026-11-01T12:00:00Z")
     predicted = activate(root, systemd, check=True, archive=str(older), allow_downgrade=True)
-    assert [step["step"] for step in predicted["steps"]][:3] == ["stage", "record_previous", "switch_current"]
+    assert [step["step"] for step in predicted["steps"]][:4] == ["stage", "record_signer", "record_previous",
+                                                                 "switch_current"]
     install_release(root, "r1", issued="2026-11-01T12:00:00Z")
     result = activate(root, systemd, release_id="r1", allow_downgrade=True)
     assert result["current"] == "r1" and os.readlink(layout.current) == "releases/r1"

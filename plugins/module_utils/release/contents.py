@@ -36,6 +36,8 @@ FORMAT = 1
 DEPENDENCY_MODES = ("index", "wheelhouse")
 RELEASE_ID = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}\Z")
 COMPONENT_NAME = re.compile(r"[a-z][a-z0-9-]*\Z")
+# A component's stable link is /opt/pharos-hpc/<name>, beside the host's own entries there.
+LAYOUT_NAMES = ("current", "previous", "releases", "signer")
 # A release installs its units under the Site's own names only, so that it can never replace
 # a unit of the host's (ssh.service, a systemd-* unit) in /etc/systemd/system.
 UNIT_NAME = re.compile(r"(pharos-[a-z0-9-]+|waldur-site-agent)@?\.service\Z")
@@ -69,6 +71,9 @@ def _component_problems(name, component):
     where = "component %s" % name
     if not COMPONENT_NAME.match(str(name)):
         return ["%s: the name must be lowercase letters, digits and - (like site-agent)" % where]
+    if name in LAYOUT_NAMES:
+        return ["%s: the name is one the host's release tree uses (/opt/pharos-hpc/%s); name the component "
+                "otherwise (like site-agent)" % (where, name)]
     if not isinstance(component, dict):
         return ["%s must be a mapping with requirements, units and entry_points" % where]
     problems = ["%s: unknown field %s (known: %s)" % (where, field, ", ".join(sorted(COMPONENT_FIELDS)))

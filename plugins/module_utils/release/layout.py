@@ -10,6 +10,8 @@ on a real host:
     /opt/pharos-hpc/current  -> releases/<id> the active release, switched atomically
     /opt/pharos-hpc/previous -> releases/<id> what current pointed at before the last switch
     /opt/pharos-hpc/<c>      -> current/venvs/<c> the stable path a unit's ExecStart names
+    /opt/pharos-hpc/signer                    the release signer's key fingerprint, recorded at the
+                                              first install (0444), changed only by a named rotation
     /var/lib/pharos-hpc/active-release        JSON, written only after health held
     /etc/systemd/system/<unit>                the release's unit files, installed as they are
 """
@@ -28,6 +30,7 @@ class Layout:
         self.releases = os.path.join(self.base, "releases")
         self.current = os.path.join(self.base, "current")
         self.previous = os.path.join(self.base, "previous")
+        self.signer = os.path.join(self.base, "signer")
         self.state_dir = os.path.join(root, "var", "lib", "pharos-hpc")
         self.active_record = os.path.join(self.state_dir, "active-release")
         self.unit_dir = os.path.join(root, "etc", "systemd", "system")

@@ -5,7 +5,8 @@
 
 plan() is a pure function of (desired, host): check mode returns it unchanged and a real run
 applies exactly its steps, so --check predicts a run. predict() gives the diff: which release
-becomes current and previous, which unit files and which units change.
+becomes current and previous, which unit files and which units change, and which release
+signer the host records.
 """
 
 from __future__ import annotations
@@ -54,6 +55,16 @@ def _stage_steps(desired, host):
                         "reused (docs/release.md). Fix: build the change as a new release id." %
                         (release_id, installed, desired["fingerprint"]))
     return []
+
+
+def _signer_steps(desired, host):
+    """Record the signer of the archive when the host holds no record of it yet, or after a
+    rotation that run.pinned_signer() accepted."""
+    signer = desired.get("signer")
+    if not signer or signer == host.get("signer"):
+        return []
+    return [_step("record_signer", "record the release signer %s (was %s)" % (signer, host.get("signer") or "none"),
+                  signer=signer, was=host.get("signer"))]
 
 
 def _activation_steps(desired, host):
@@ -124,7 +135,8 @@ def plan(desired, host):
 
     desired: state, release_id (resolved with target_release), archive (or None), fingerprint of the
     archive's inputs (or None), components, units (unit names to run), unit_files ({name: sha256} of
-    the target release). host: read_host()'s result.
+    the target release), signer (the fingerprint of the key that signed the archive, or None).
+    host: read_host()'s result, with signer, the fingerprint the host recorded, when an archive is given.
     """
     state = desired["state"]
     if state not in STATES:
@@ -138,19 +150,24 @@ def plan(desired, host):
                         "installed release, or install it first with state: present and its archive."
                         % (desired["release_id"], ", ".join(sorted(host["installed"])) or "none"))
     steps = _stage_steps(desired, host) if state != "rolled_back" else []
+    steps += _signer_steps(desired, host)
     if state in ACTIVATING:
         steps += _activation_steps(desired, host)
     return steps
 
 
 def view(host, units):
-    """What the diff shows: the current and previous releases, the unit files' digests and the units' states."""
-    return {
+    """What the diff shows: the current and previous releases, the unit files' digests and the units'
+    states, and the release signer recorded when the run reads it (a run with an archive)."""
+    shown = {
         "current": host["current"],
         "previous": host["previous"],
         "unit_files": dict(sorted(host["unit_files"].items())),
         "units": {unit: host["units"].get(unit, {}).get("active", "inactive") for unit in units},
     }
+    if "signer" in host:
+        shown["signer"] = host["signer"]
+    return shown
 
 
 def predict(host, steps, desired):
@@ -168,4 +185,6 @@ def predict(host, steps, desired):
             after["units"].update((unit, "active") for unit in step["units"])
         elif step["step"] == "stop_units":
             after["units"].update((unit, "inactive") for unit in step["units"])
+        elif step["step"] == "record_signer":
+            after["signer"] = step["signer"]
     return {"before": view(host, units), "after": after}

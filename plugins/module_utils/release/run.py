@@ -11,16 +11,18 @@ systemctl and run_command, and tests pass their own.
 from __future__ import annotations
 
 import os
+import stat
 import time
 
 from ansible_collections.pharos.hpc.plugins.module_utils import site_env_rules
-from ansible_collections.pharos.hpc.plugins.module_utils.release.activate import Activation
+from ansible_collections.pharos.hpc.plugins.module_utils.release.activate import Activation, write_atomically
 from ansible_collections.pharos.hpc.plugins.module_utils.release.contents import ReleaseError, fingerprint as release_fingerprint, sha256_bytes
 from ansible_collections.pharos.hpc.plugins.module_utils.release.health import failures, run_probes
 from ansible_collections.pharos.hpc.plugins.module_utils.release.host import HostError, read_active_record, read_host, read_release_link
 from ansible_collections.pharos.hpc.plugins.module_utils.release.layout import Layout
 from ansible_collections.pharos.hpc.plugins.module_utils.release.plan import ACTIVATING, PlanError, plan, predict, target_release
-from ansible_collections.pharos.hpc.plugins.module_utils.release.signature import SignatureError, issued_of, verify as verify_signature
+from ansible_collections.pharos.hpc.plugins.module_utils.release.signature import (
+    DIGEST, ISSUED_FORMAT, SignatureError, issued_of, verify as verify_signature)
 from ansible_collections.pharos.hpc.plugins.module_utils.release.stage import (
     StageError, inspect_archive, installed_manifest, release_units, stage, unit_digests)
 from ansible_collections.pharos.hpc.plugins.module_utils.release.systemd import SystemdError
@@ -165,6 +167,44 @@ def _target(params, layout, host_links):
     return release_id, manifest, None, None, None
 
 
+ROTATION_FIX = ("if the platform rotated its release signer key, run once with -e pharos_release_rotate_signer=true "
+                "(the module's rotate_signer), which records the new key")
+
+
+def recorded_signer(layout):
+    """The release signer's fingerprint this host recorded at its first install, or None when it
+    recorded none yet; RunError for anything at that path that pharos_release did not write."""
+    try:
+        status = os.lstat(layout.signer)
+    except FileNotFoundError:
+        return None
+    if not stat.S_ISREG(status.st_mode):
+        raise RunError("%s is not a file, so pharos_release did not write it, and the release signer this host "
+                       "trusts cannot be read. Nothing was changed. Fix: remove it, and run again with the Site's "
+                       "pinned key; the next install records that key's fingerprint there." % layout.signer)
+    with open(layout.signer, "rb") as handle:
+        text = handle.read(200).decode("ascii", "replace").strip()
+    return text
+
+
+def pinned_signer(layout, archive, signed, rotate):
+    """What the host recorded of the release signer, after refusing an archive signed by another
+    key unless the run names a rotation: the key that signed is the one sent with the archive,
+    so only this record, kept on the host, tells a replaced key from the Site's own."""
+    recorded = recorded_signer(layout)
+    if recorded is None or recorded == signed.signer or rotate:
+        return recorded
+    if not DIGEST.match(recorded):
+        raise RunError("%s holds %r, not a release signer fingerprint (sha256:<hex>), so the archive's signer %s "
+                       "cannot be compared with the one this host trusts. Nothing was changed. Fix: %s."
+                       % (layout.signer, recorded[:80], signed.signer, ROTATION_FIX))
+    raise RunError("This host trusts the release signer %s, recorded in %s at its first install, and the archive %s "
+                   "is signed by another key, %s: an archive signed by a key other than the Site's release signer is "
+                   "refused, and nothing was changed. Fix: %s; otherwise put the platform's public key back as "
+                   "pharos_release_signer_key and find who replaced it."
+                   % (recorded, layout.signer, archive, signed.signer, ROTATION_FIX))
+
+
 def signed_at(layout, release_id):
     """When the installed release's archive was signed, from the statement kept at its install;
     None for a release installed by an earlier version of the collection, which kept none."""
@@ -175,18 +215,51 @@ def signed_at(layout, release_id):
         return None
 
 
+def installed_at(layout, release_id):
+    """When the release was installed (UTC, as a statement writes times), from its fingerprint file,
+    written last at install and never again; None when it has none."""
+    try:
+        return time.strftime(ISSUED_FORMAT, time.gmtime(os.stat(layout.fingerprint_file(release_id)).st_mtime))
+    except OSError:
+        return None
+
+
 def refuse_downgrade(layout, release_id, signed, current, allow_downgrade):
     """An activation of a release signed before the active one is a downgrade: refused unless
-    the run says allow_downgrade. rolled_back is the deliberate way back and is not checked."""
+    the run says allow_downgrade. rolled_back is the deliberate way back and is not checked.
+
+    A release installed by an earlier version of the collection kept no statement. As the active
+    release, it was signed (if at all) before it was installed, so a release signed at or after
+    its install time is newer, and one signed before is refused as possibly older. As the
+    target, nothing shows it is newer, and it is refused (docs/release.md, "Signature")."""
     if allow_downgrade or not current or current == release_id:
         return
+    if signed is None and not os.path.isfile(layout.fingerprint_file(release_id)):
+        return      # not installed: plan() names what is missing
+    allow = "allow_downgrade: true (pharos_release_allow_downgrade=true)"
+    back = "to return to an earlier release on purpose, run rollback.yml (state: rolled_back)"
     target_time = signed.issued if signed else signed_at(layout, release_id)
     current_time = signed_at(layout, current)
-    if target_time and current_time and target_time < current_time:
-        raise RunError("Release %s was signed at %s, before the active release %s (signed at %s): activating it is a "
-                       "downgrade, and nothing was changed. Fix: to return to an earlier release on purpose, run "
-                       "rollback.yml (state: rolled_back), or activate it with allow_downgrade: true "
-                       "(pharos_release_allow_downgrade=true)." % (release_id, target_time, current, current_time))
+    if target_time is None:
+        raise RunError("Release %s was installed by an earlier version of the collection, which kept no signing time, "
+                       "so nothing shows that it is newer than the active release %s: activating it is refused as a "
+                       "possible downgrade, and nothing was changed. Fix: %s, or activate it with %s."
+                       % (release_id, current, back, allow))
+    if current_time is not None:
+        if target_time < current_time:
+            raise RunError("Release %s was signed at %s, before the active release %s (signed at %s): activating it "
+                           "is a downgrade, and nothing was changed. Fix: %s, or activate it with %s."
+                           % (release_id, target_time, current, current_time, back, allow))
+        return
+    current_install = installed_at(layout, current)
+    if current_install is None or target_time < current_install:
+        raise RunError("Release %s was signed at %s, and the active release %s was installed by an earlier version of "
+                       "the collection, which kept no signing time, %s: %s may be older than %s, so activating it is "
+                       "refused as a possible downgrade, and nothing was changed. Fix: if %s is the newer release, "
+                       "activate it once with %s; %s."
+                       % (release_id, target_time, current,
+                          "at %s, after that signing" % current_install if current_install else "and has no install time",
+                          release_id, current, release_id, allow, back))
 
 
 def _components(params, state, site_env, record):
@@ -226,6 +299,7 @@ class ReleaseRun:
         self.systemd, self.command, self.read_token, self.sleep, self.clock = systemd, command, read_token, sleep, clock
         self.layout = Layout(params["root"])
         self.release_id = self.archive = self.signed = self.fingerprint = self.host = self.desired = None
+        self.signer = None
         self.site_env, self.components, self.units, self.steps, self.result = {}, [], [], [], {}
 
     def plan(self):
@@ -242,6 +316,8 @@ class ReleaseRun:
         layout, state = self.layout, self.state
         links = {"current": read_release_link(layout.current), "previous": read_release_link(layout.previous)}
         self.release_id, manifest, digests, self.archive, self.signed = _target(self.params, layout, links)
+        if self.signed:
+            self.signer = pinned_signer(layout, self.archive, self.signed, self.params.get("rotate_signer"))
         if state == "active" and self.release_id:
             refuse_downgrade(layout, self.release_id, self.signed, links["current"], self.params.get("allow_downgrade"))
         self.site_env = read_site_env(self.params.get("site_env") or layout.site_env, manifest,
@@ -254,8 +330,11 @@ class ReleaseRun:
         if manifest is not None and digests is None:
             digests = unit_digests(layout, self.release_id, manifest, self.components)
         self.host = read_host(layout, self.components, sorted(digests or {}), self.units, self.systemd)
+        if self.signed:
+            self.host["signer"] = self.signer
         self.fingerprint = release_fingerprint(manifest, self.site_env) if self.archive else None
         self.desired = {"state": state, "release_id": self.release_id, "archive": self.archive,
+                        "signer": self.signed.signer if self.signed else None,
                         "fingerprint": self.fingerprint, "components": self.components, "units": self.units,
                         "unit_files": {name: digest for name, digest in (digests or {}).items()
                                        if name in release_units(manifest, self.components)} if manifest else {}}
@@ -273,9 +352,9 @@ class ReleaseRun:
         return self.result
 
     def install(self):
-        """present: stage the release when it is not installed yet."""
+        """present: stage the release when it is not installed yet, and record its signer."""
         if not self.check_mode:
-            self._stage_when_planned()
+            self._install_when_planned()
         return self.result
 
     def stop(self):
@@ -295,7 +374,7 @@ class ReleaseRun:
         if self.check_mode:
             return self.result
         config = probe_config(self.params, self.site_env, self.read_token)
-        steps = self._stage_when_planned()
+        steps = self._install_when_planned()
         if not steps:
             return self._require_health(config)
         activation = Activation(self.layout, self.systemd, self.release_id, self.host["units"])
@@ -307,16 +386,26 @@ class ReleaseRun:
         self.result["current"] = self.release_id
         return self.result
 
-    def _stage_when_planned(self):
-        """Stage the release when the plan starts with it; returns the steps that follow."""
-        if not self.steps or self.steps[0]["step"] != "stage":
-            return self.steps
-        try:
-            stage(self.layout, self.archive, self.fingerprint, self.command, self.params["python"],
-                  self.site_env.get("PYTHON_INDEX_URL"), self.signed.statement)
-        except (StageError, ReleaseError, OSError) as error:
-            raise RunError("%s Nothing was activated." % error, dict(self.result, changed=False)) from None
-        return self.steps[1:]
+    def _install_when_planned(self):
+        """Stage the release and record its signer, each when the plan starts with it; returns the
+        steps that follow."""
+        steps = self.steps
+        if steps and steps[0]["step"] == "stage":
+            try:
+                stage(self.layout, self.archive, self.fingerprint, self.command, self.params["python"],
+                      self.site_env.get("PYTHON_INDEX_URL"), self.signed.statement)
+            except (StageError, ReleaseError, OSError) as error:
+                raise RunError("%s Nothing was activated." % error, dict(self.result, changed=False)) from None
+            steps = steps[1:]
+        if steps and steps[0]["step"] == "record_signer":
+            try:
+                write_atomically(self.layout.signer, (steps[0]["signer"] + "\n").encode("ascii"), 0o444)
+            except OSError as error:
+                raise RunError("The release signer %s could not be recorded in %s: %s. Nothing was activated. Fix: "
+                               "see the cause, then run again." % (steps[0]["signer"], self.layout.signer, error),
+                               self.result) from None
+            steps = steps[1:]
+        return steps
 
     def _probe(self, config):
         """The failed probes' messages; the result keeps every probe's outcome."""

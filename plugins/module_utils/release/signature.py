@@ -44,6 +44,7 @@ FORMAT = "pharos-hpc-release-signature/2"
 MAX_SIGNATURE_BYTES = 1024
 ISSUED = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z\Z")
 DIGEST = re.compile(r"sha256:[0-9a-f]{64}\Z")
+ISSUED_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
 # What a verified signature says: release_id and archive (sha256:<hex>) as signed, issued (UTC,
 # ISO 8601, so that text order is time order), the statement's exact text, and the signer's
@@ -82,6 +83,16 @@ def signer_fingerprint(public_key):
     return sha256_bytes(raw)
 
 
+def check_fingerprint(value, source):
+    """value when it is a signer fingerprint as signer_fingerprint() writes it; SignatureError
+    naming source otherwise."""
+    if not isinstance(value, str) or not DIGEST.match(value):
+        raise SignatureError("%s is %r, which is not a release signer fingerprint: it must be sha256: and 64 "
+                             "lowercase hexadecimal digits, as the platform publishes it (docs/release.md, "
+                             "\"Signature\")." % (source, value))
+    return value
+
+
 def load_signer(pem, source):
     """The pinned Ed25519 public key from PEM text; source names where it came from."""
     _require_cryptography()
@@ -103,7 +114,7 @@ def sign(path, private_pem, release_id, issued=None):
     key = serialization.load_pem_private_key(private_pem, password=None)
     if not isinstance(key, Ed25519PrivateKey):
         raise SignatureError("the signing key is not an Ed25519 private key")
-    text = statement(release_id, archive_digest(path), issued or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    text = statement(release_id, archive_digest(path), issued or time.strftime(ISSUED_FORMAT, time.gmtime()))
     return text + "signature %s\n" % base64.b64encode(key.sign(text.encode("ascii"))).decode("ascii")
 
 
@@ -141,9 +152,18 @@ def _read(path):
     return statement(release_id, digest, issued), release_id, digest, issued, signature
 
 
-def verify(path, signer_pem, signer_source):
-    """Check path + SIGNATURE_SUFFIX against the pinned signer and the archive's bytes; return Signed."""
+def verify(path, signer_pem, signer_source, pinned_fingerprint=None, fingerprint_source=None):
+    """Check path + SIGNATURE_SUFFIX against the pinned signer and the archive's bytes; return Signed.
+    With pinned_fingerprint, the key itself must have that fingerprint first: a key file that
+    someone replaced is refused before the signature is read."""
     signer = load_signer(signer_pem, signer_source)
+    if pinned_fingerprint is not None and signer_fingerprint(signer) != pinned_fingerprint:
+        raise SignatureError(
+            "The release signer key %s has the fingerprint %s, but %s pins %s: it is not the release signer's "
+            "key, and nothing in %s was read. Fix: put the platform's public key back at %s; if the platform "
+            "rotated its key, confirm the new fingerprint with the platform and set it in %s."
+            % (signer_source, signer_fingerprint(signer), fingerprint_source, pinned_fingerprint, path,
+               signer_source, fingerprint_source))
     text, release_id, digest, issued, signature = _read(path)
     try:
         signer.verify(signature, text.encode("ascii"))

@@ -50,7 +50,9 @@ def test_present_stages_the_release_read_only_with_a_virtualenv_per_component(in
     root, result = installed
     layout = Layout(str(root))
     release_id = result["release_id"]
-    assert [step["step"] for step in result["steps"]] == ["stage"]
+    assert [step["step"] for step in result["steps"]] == ["stage", "record_signer"]
+    assert Path(layout.signer).read_text(encoding="ascii").strip() == result["steps"][1]["signer"]
+    assert stat.S_IMODE(os.lstat(layout.signer).st_mode) == 0o444
     assert sorted(os.listdir(layout.release(release_id))) == [
         "fingerprint", "release", "signed-statement", "venvs", "venvs.sha256"]
     statement = Path(layout.statement_file(release_id)).read_text(encoding="ascii")
