@@ -65,6 +65,8 @@ UNSAFE_TOKEN_DIRECTORIES = {
     "a secret another user may change": ("chmod 0666 {d}/ssh-access-site-token",
                                          "Secret ssh-access-site-token in the token directory {d} is not root's alone"),
     "a directory another user may change": ("chmod 0777 {d}", "The token directory {d} is not root's alone"),
+    "a secret others may read": ("chmod 0644 {d}/site-agent-token",
+                                 "Secret site-agent-token in the token directory {d} is readable by others than root"),
 }
 
 

@@ -12,6 +12,7 @@ removes it and stages again.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import stat
@@ -27,11 +28,45 @@ VENV_SUMS_NAME = "venvs.sha256"
 BYTECODE_RECORDED = "# bytecode recorded"
 MAX_NAMED_PATHS = 10
 
-# pip check with neither site processing nor the user's site: a wheel's .pth file runs code when
-# site reads it, and staging runs as root. The virtualenv's site-packages is put on the path
-# by hand instead, so pip still sees what is installed there.
-PIP_CHECK_WITHOUT_SITE = ("import runpy, sys; sys.path.insert(0, sys.argv[1]); sys.argv = ['pip', 'check']; "
-                          "runpy.run_module('pip', run_name='__main__', alter_sys=True)")
+# Staging runs as root, and no code of a release's wheels may run then. pip runs by this program,
+# given the directory of a copy of pip taken before any wheel was installed, the virtualenv's
+# site-packages and pip's arguments. A wheel may put any file into site-packages, pip's own
+# among them, so pip is imported from the copy, and every other top-level module from the
+# standard library only: a module that would come from site-packages (socks, attr and the
+# other optional imports of pip and its vendored libraries) is missing, as if not installed.
+# The virtualenv's site-packages comes after the standard library, so pip still sees what is
+# installed there. python runs with -I (no PYTHON* variables, no user site, no current
+# directory on the path); pip check runs with -S too, so no .pth file of a wheel runs.
+PIP_APART_FROM_THE_RELEASE = """\
+import importlib.machinery, os, runpy, sys
+pip_directory, site_packages = (os.path.realpath(path) + os.sep for path in sys.argv[1:3])
+sys.path.insert(0, sys.argv[1])
+if sys.argv[2] not in sys.path:
+    sys.path.append(sys.argv[2])
+
+
+def found_in(spec, directory):
+    places = [spec.origin] + list(spec.submodule_search_locations or ()) if spec else []
+    return [place for place in places if place and os.path.realpath(place).startswith(directory)]
+
+
+class PipAndStandardLibraryOnly:
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if path is not None:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name)
+        allowed = found_in(spec, pip_directory) if name == "pip" else not found_in(spec, site_packages)
+        if not allowed:
+            raise ModuleNotFoundError("staging imports %s from neither the standard library nor its own pip" % name,
+                                      name=name)
+        return spec
+
+
+sys.meta_path.insert(sys.meta_path.index(importlib.machinery.PathFinder), PipAndStandardLibraryOnly)
+sys.argv = ["pip"] + sys.argv[3:]
+runpy.run_module("pip", run_name="__main__", alter_sys=True)
+"""
 PIP_OFFLINE = ["--isolated", "--disable-pip-version-check", "--no-input", "--no-cache-dir",
                "--require-hashes", "--no-deps", "--only-binary=:all:"]
 
@@ -213,27 +248,62 @@ def _run(run, argv, what, release_id):
     return out
 
 
+def site_packages(venv, manifest):
+    return os.path.join(venv, "lib", "python" + manifest["python_version"], "site-packages")
+
+
+@contextlib.contextmanager
+def trusted_pip(venv, manifest):
+    """A directory holding a copy of the pip that python -m venv put into the virtualenv, taken
+    before any wheel is installed there and removed afterwards. It is root's own (mkdtemp makes
+    it 0700)."""
+    source = os.path.join(site_packages(venv, manifest), "pip")
+    directory = tempfile.mkdtemp(prefix="pharos-release-pip-")
+    try:
+        try:
+            shutil.copytree(source, os.path.join(directory, "pip"), symlinks=True)
+        except OSError as error:
+            raise StageError("Release %s: the virtualenv %s has no pip of its own to install with (%s). Fix: install "
+                             "python3-venv, which provides ensurepip, on this host." % (
+                                 manifest["release_id"], venv, getattr(error, "strerror", None) or error)) from None
+        yield directory
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def _pip(python, venv, manifest, pip_directory, arguments, site):
+    return [python, "-I"] + ([] if site else ["-S"]) + ["-c", PIP_APART_FROM_THE_RELEASE, pip_directory,
+                                                        site_packages(venv, manifest)] + arguments
+
+
 def install_component(run, python, release_root, venv, component, manifest, index_url=None):
     """python -m venv, then pip isolated with --require-hashes --no-deps --only-binary=:all: from
-    the release's wheelhouse (and index mode's approved index), then pip check."""
+    the release's wheelhouse (and index mode's approved index), then pip check; pip runs from a
+    copy taken before the wheels land, and imports nothing else of theirs."""
     release_id = manifest["release_id"]
-    _run(run, [python, "-m", "venv", venv], "creating the virtualenv of %s (on Debian, python3-venv provides "
+    _run(run, [python, "-I", "-m", "venv", venv], "creating the virtualenv of %s (on Debian, python3-venv provides "
          "ensurepip)" % component, release_id)
-    argv = [os.path.join(venv, "bin", "python"), "-m", "pip", "install"] + PIP_OFFLINE
+    arguments = ["install"] + PIP_OFFLINE
     if manifest["dependency_mode"] == "index":
-        argv += ["--index-url", index_url]
+        arguments += ["--index-url", index_url]
     else:
-        argv += ["--no-index"]
-    argv += ["--find-links", os.path.join(release_root, "wheelhouse"),
-             "-r", os.path.join(release_root, manifest["components"][component]["requirements"])]
-    _run(run, argv, "installing %s offline from its hash-pinned requirements" % component, release_id)
-    check_closure(run, venv, component, manifest)
+        arguments += ["--no-index"]
+    arguments += ["--find-links", os.path.join(release_root, "wheelhouse"),
+                  "-r", os.path.join(release_root, manifest["components"][component]["requirements"])]
+    with trusted_pip(venv, manifest) as pip_directory:
+        # The virtualenv's own python, with site processing, as the virtualenv is new: its python
+        # and what site reads as it starts are what python -m venv made, and site sets the prefix
+        # pip installs into.
+        _run(run, _pip(os.path.join(venv, "bin", "python"), venv, manifest, pip_directory, arguments, site=True),
+             "installing %s offline from its hash-pinned requirements" % component, release_id)
+        check_closure(run, python, venv, component, manifest, pip_directory)
 
 
-def check_closure(run, venv, component, manifest):
-    """pip check in the component's virtualenv, without running its .pth files."""
-    site_packages = os.path.join(venv, "lib", "python" + manifest["python_version"], "site-packages")
-    _run(run, [os.path.join(venv, "bin", "python"), "-I", "-S", "-c", PIP_CHECK_WITHOUT_SITE, site_packages],
+def check_closure(run, python, venv, component, manifest, pip_directory):
+    """pip check of the component's virtualenv by the host's python and the pip in pip_directory,
+    without site processing: no .pth file of a wheel runs, and no module of a wheel is imported.
+    Not by the virtualenv's python: a wheel's script named python replaces it at install."""
+    _run(run, _pip(python, venv, manifest, pip_directory, ["check"], site=False),
          "checking that %s's pins are its whole closure (pip check)" % component, manifest["release_id"])
 
 
