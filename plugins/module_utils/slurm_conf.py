@@ -13,7 +13,9 @@ Slurm reads ``Key=Value`` with case-insensitive keys, ``#`` comments, several pa
 ``NodeName`` and ``PartitionName`` lines, and ``Include <path>`` (relative to slurm.conf's
 directory). Debian's Slurm 24.11 has no glob support in ``Include``, and refuses to start when
 an included file is missing. Every ``Prolog`` line adds a program: Slurm 24.11 runs them all, in
-the order read.
+the order read. Any other key set twice takes the value read last, an included file's lines
+counting where its ``Include`` stands (Slurm's parser reads an included file in place, into the
+same table, and keeps the latest value of a key).
 """
 
 from __future__ import annotations
@@ -53,6 +55,13 @@ class Line:
 class SlurmConf:
     lines: list[Line] = field(default_factory=list)
     includes: list[Line] = field(default_factory=list)
+    # Each file left unread (Pharos's own), with the index in ``lines`` where Slurm reads it.
+    skipped: list[tuple[int, Line]] = field(default_factory=list)
+
+    def read_at(self, path: str) -> int | None:
+        """Where Slurm reads a file left unread, as an index in ``lines``: its last Include."""
+        found = [index for index, include in self.skipped if include.value == path]
+        return found[-1] if found else None
 
     def last(self, key: str) -> Line | None:
         found = [line for line in self.lines if line.key == key.lower()]
@@ -105,10 +114,14 @@ def read(path: str, skip: tuple[str, ...] = (), _depth: int = 0) -> SlurmConf:
                 target = os.path.join(os.path.dirname(path), target)
             line = Line(path, number, "include", target)
             conf.includes.append(line)
-            if target not in skip and os.path.exists(target):
+            if target in skip:
+                conf.skipped.append((len(conf.lines), line))
+            elif os.path.exists(target):
                 included = read(target, skip, _depth + 1)
+                offset = len(conf.lines)
                 conf.lines.extend(included.lines)
                 conf.includes.extend(included.includes)
+                conf.skipped.extend((offset + index, include) for index, include in included.skipped)
             continue
         pairs = _pairs(content)
         if not pairs:
@@ -237,14 +250,15 @@ def preconditions(conf: SlurmConf, path: str, wants: AdoptWants) -> list[Finding
                 f"Add {node} to the Site's nodes, as for any node that runs jobs.",
             ))
     alternatives = conf.last("AuthAltTypes")
-    if alternatives and "auth/jwt" not in alternatives.value.split(","):
+    if alternatives and not takes_jwt(conf):
+        kept = [item for item in alternatives.value.split(",") if item]
         unmet.append(Finding(
             alternatives.where,
             f"AuthAltTypes={alternatives.value} has no auth/jwt; slurmrestd takes member "
             "tokens as JWTs.",
-            f"Change the line to 'AuthAltTypes={alternatives.value},auth/jwt'.",
+            f"Change the line to 'AuthAltTypes={','.join(kept + ['auth/jwt'])}'.",
         ))
-    unmet.extend(token_trust(conf, path))
+    unmet.extend(token_trust(conf, path, wants.include))
     unmet.extend(flags_check(conf, path, "PrivateData", wants.private_data,
                              "members would see each other's jobs, associations and usage."))
     unmet.extend(flags_check(conf, path, "AccountingStoreFlags", ("job_comment",),
@@ -274,36 +288,78 @@ def flags_check(conf, path, key, wanted, reason) -> list[Finding]:
                     f"Change the line to '{key}={','.join(present + missing)}'.")]
 
 
-def token_trust(conf: SlurmConf, path: str) -> list[Finding]:
-    """When the Site takes JWTs: its HS256 key alone is trusted, and only root and SlurmUser mint.
+def takes_jwt(conf: SlurmConf) -> bool:
+    """Whether the Site's own lines turn JWTs on: its AuthAltTypes read last names auth/jwt."""
+    alternatives = conf.last("AuthAltTypes")
+    return alternatives is not None and "auth/jwt" in alternatives.value.split(",")
+
+
+TRUST_REASON = "Member tokens are HS256, and only the Site's issuer mints them."
+
+
+def _trust_problems(value: str) -> list[str]:
+    """What makes a value of AuthAltParameters trust more than the HS256 key, as Slurm reads it.
+
+    Slurm 24.11's auth/jwt takes ``jwks=`` from the start of a comma-separated item and finds
+    ``userclaimfield=`` anywhere in the value, both in lower case; the check takes them in any
+    case too. slurmctld finds ``disable_token_creation`` anywhere in the value, in lower case
+    alone; the check wants it as an item of its own, exactly so."""
+    items = [item for item in value.split(",") if item]
+    problems = []
+    if any(item.strip().lower().startswith("jwks=") for item in items):
+        problems.append("jwks= makes slurmctld take tokens that another issuer signed")
+    if "userclaimfield=" in value.lower():
+        problems.append("userclaimfield= takes the user from a claim another issuer fills")
+    if "disable_token_creation" not in items:
+        problems.append("without disable_token_creation every user and job may run 'scontrol token'")
+    return problems
+
+
+def _trusted(value: str) -> str:
+    """The value with what trusts another issuer taken out and disable_token_creation in."""
+    items = [item for item in value.split(",") if item]
+    kept = [item for item in items
+            if not item.strip().lower().startswith("jwks=") and "userclaimfield=" not in item.lower()]
+    if "disable_token_creation" not in kept:
+        kept.append("disable_token_creation")
+    return ",".join(kept)
+
+
+def token_trust(conf: SlurmConf, path: str, include: str | None = None) -> list[Finding]:
+    """The Site's HS256 key alone is trusted, and only root and SlurmUser mint a Slurm token.
 
     ``jwks=`` makes slurmctld take tokens that an identity provider signed, ``userclaimfield=``
     takes the user from a claim the provider fills (a provider's name ``slurm`` becomes that
-    account), and without ``disable_token_creation`` every user and job runs ``scontrol token``."""
-    alternatives = conf.last("AuthAltTypes")
-    if not alternatives or "auth/jwt" not in alternatives.value.split(","):
-        return []
-    line = conf.last("AuthAltParameters")
-    items = [item for item in (line.value.split(",") if line else []) if item]
-    names = [item.partition("=")[0].lower() for item in items]
-    problems = []
-    if "jwks" in names:
-        problems.append("jwks= makes slurmctld take tokens that another issuer signed")
-    if "userclaimfield" in names:
-        problems.append("userclaimfield= takes the user from a claim another issuer fills")
-    if "disable_token_creation" not in names:
-        problems.append("without disable_token_creation every user and job may run 'scontrol token'")
-    if not problems:
-        return []
-    kept = [item for item, name in zip(items, names) if name not in ("jwks", "userclaimfield")]
-    if "disable_token_creation" not in names:
-        kept.append("disable_token_creation")
-    reason = "; ".join(problems) + ". Member tokens are HS256, and only the Site's issuer mints them."
-    if line is None:
-        return [Finding(path, f"no AuthAltParameters line: {reason}",
-                        f"Add the line 'AuthAltParameters={','.join(kept)}'.")]
-    return [Finding(line.where, f"AuthAltParameters={line.value}: {reason}",
-                    f"Change the line to 'AuthAltParameters={','.join(kept)}'.")]
+    account), and without ``disable_token_creation`` every user and job runs ``scontrol token``.
+
+    Every AuthAltParameters line of the Site's is checked, wherever it stands and whether or not
+    the Site sets AuthAltTypes: adopt mode always turns JWTs on, and a line that another one
+    overrides today is the value Slurm takes once that other line moves. ``include`` is Pharos's
+    own file, read where its Include stands: when the Site sets no AuthAltTypes, that file sets
+    AuthAltTypes and AuthAltParameters with Pharos's key, and a Site AuthAltParameters line
+    after the Include replaces Pharos's (Slurm takes the value read last)."""
+    pharos_at = conf.read_at(include) if include and not takes_jwt(conf) else None
+    found = []
+    for index, line in enumerate(conf.lines):
+        if line.key != "authaltparameters":
+            continue
+        problems = _trust_problems(line.value)
+        if pharos_at is not None and index >= pharos_at:
+            problems.insert(0, f"it stands after 'Include {include}' while the Site sets no AuthAltTypes, so "
+                               "Slurm takes it in place of the AuthAltParameters in Pharos's file (Pharos's "
+                               "HS256 key, disable_token_creation and max_token_lifespan)")
+            fix = ("Remove the line: while the Site sets no AuthAltTypes, Pharos's file sets AuthAltParameters. "
+                   "To keep a key of the Site's own instead, add the line 'AuthAltTypes=auth/jwt' and change "
+                   f"this one to 'AuthAltParameters={_trusted(line.value)}'.")
+        else:
+            fix = f"Change the line to 'AuthAltParameters={_trusted(line.value)}'."
+        if problems:
+            found.append(Finding(line.where, f"AuthAltParameters={line.value}: {'; '.join(problems)}. {TRUST_REASON}", fix))
+    if takes_jwt(conf) and conf.last("AuthAltParameters") is None:
+        problems = "; ".join(_trust_problems(""))
+        found.append(Finding(path, f"no AuthAltParameters line: {problems}. {TRUST_REASON}",
+                             "Add the line 'AuthAltParameters=disable_token_creation'."))
+    return found
 
 
 def conflicts(conf: SlurmConf, wants: AdoptWants) -> list[Finding]:
@@ -341,8 +397,7 @@ def conflicts(conf: SlurmConf, wants: AdoptWants) -> list[Finding]:
 
 def jwt_key_path(conf: SlurmConf) -> str | None:
     """The HS256 key a Site's slurmctld already trusts, or None when it takes no JWT."""
-    alternatives = conf.last("AuthAltTypes")
-    if not alternatives or "auth/jwt" not in alternatives.value.split(","):
+    if not takes_jwt(conf):
         return None
     parameters = conf.last("AuthAltParameters")
     for item in (parameters.value.split(",") if parameters else []):

@@ -17,6 +17,9 @@ description:
     changes (in C(slurmdbd.conf) too, on the host that holds it), and the conflicts, Site lines
     that already mean something else for what Pharos would write. Each finding names the file,
     the line and the fix.
+  - Every C(AuthAltParameters) line of the Site's is checked, wherever it stands and whether or not
+    the Site sets C(AuthAltTypes); Pharos's own file counts where its C(Include) stands, as Slurm
+    takes the value of a key that it reads last.
   - It also returns the Site's cluster name and the HS256 key its slurmctld already trusts, if any.
   - See C(docs/production.md), "Full or adopt".
 author: Pharos HPC engineering (@pharos-ai-factory)
@@ -64,9 +67,16 @@ options:
   dbd_path:
     description:
       - The Site's C(slurmdbd.conf), checked for C(PrivateData) and token trust on the host that
-        holds it. A host without it skips that check.
+        holds it. A host without it skips that check and says so in RV(dbd_found); the role stops
+        the run when no host holds it (docs/production.md, "Preconditions").
     type: path
     default: /etc/slurm/slurmdbd.conf
+  dbd_only:
+    description:
+      - Check O(dbd_path) alone, on a host of the Site's that runs slurmdbd and is none of the Slurm
+        cluster's nodes. C(slurm.conf) is not read, and RV(cluster_name) is empty.
+    type: bool
+    default: false
 requirements:
   - Slurm 24.11 or later on the Site, for a list of Prologs.
 """
@@ -94,6 +104,10 @@ jwt_key_path:
   description: The HS256 key the Site's slurmctld already trusts, or null when it takes no JWT.
   returned: always
   type: str
+dbd_found:
+  description: Whether the host holds O(dbd_path); its findings are then in RV(unmet).
+  returned: always
+  type: bool
 unmet:
   description: Each precondition that does not hold, with its file, line and fix.
   returned: always
@@ -132,6 +146,7 @@ def main():
             private_data=dict(type="list", elements="str",
                               default=["accounts", "jobs", "reservations", "usage", "users"]),
             dbd_path=dict(type="path", default="/etc/slurm/slurmdbd.conf"),
+            dbd_only=dict(type="bool", default=False),
         ),
         supports_check_mode=True,
     )
@@ -143,16 +158,21 @@ def main():
         prologs=tuple(params["prologs"]),
         private_data=tuple(params["private_data"]),
     )
+    dbd_found = os.path.exists(params["dbd_path"])
+    dbd_unmet = []
+    if dbd_found:
+        try:
+            dbd_unmet = dbd_preconditions(read(params["dbd_path"]), params["dbd_path"], wants)
+        except SlurmConfError as error:
+            module.fail_json(msg=f"{error}. slurmdbd reads it the same way.")
+    if params["dbd_only"]:
+        module.exit_json(changed=False, cluster_name="", jwt_key_path=None, dbd_found=dbd_found,
+                         unmet=[str(finding) for finding in dbd_unmet], conflicts=[])
     try:
         conf = read(params["path"], skip=(wants.include,))
     except SlurmConfError as error:
         module.fail_json(msg=f"{error}. Adopt mode joins a cluster whose slurm.conf exists and reads.")
-    unmet = preconditions(conf, params["path"], wants)
-    if os.path.exists(params["dbd_path"]):
-        try:
-            unmet += dbd_preconditions(read(params["dbd_path"]), params["dbd_path"], wants)
-        except SlurmConfError as error:
-            module.fail_json(msg=f"{error}. slurmdbd reads it the same way.")
+    unmet = preconditions(conf, params["path"], wants) + dbd_unmet
     name = conf.last("ClusterName")
     if name is None:
         module.fail_json(msg=f"{params['path']} has no ClusterName line: Slurm needs one, and "
@@ -161,6 +181,7 @@ def main():
         changed=False,
         cluster_name=name.value.lower(),
         jwt_key_path=jwt_key_path(conf),
+        dbd_found=dbd_found,
         unmet=[str(finding) for finding in unmet],
         conflicts=[str(finding) for finding in conflicts(conf, wants)],
     )

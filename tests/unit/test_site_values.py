@@ -79,6 +79,7 @@ def test_a_site_started_from_the_shipped_examples_reads_no_file_of_its_files_as_
     ({"pharos_scratch_runtime_uid": 4800}, "pharos_scratch_group_gid and pharos_scratch_runtime_uid must differ"),
     ({"pharos_scratch_members": "pharosalice"}, 'pharos_scratch_members is "pharosalice"'),
     ({"pharos_scratch_members": ["Alice Smith"]}, "pharos_scratch_members is [\"Alice Smith\"]"),
+    ({"slurm_site_dbd_host": "dbd01"}, 'slurm_site_dbd_host is "dbd01": it must be empty or a host of the inventory'),
 ], ids=value_id)
 def test_a_bad_value_is_named_and_no_host_is_contacted(project, tmp_path, values, named):
     assert_refused_before_any_host(run_site(project, tmp_path, **values), named)

@@ -163,8 +163,72 @@ def test_the_review_s_site_that_takes_an_idp_s_tokens_is_refused_on_every_count(
     assert unmet[0].endswith("Change the line to 'AuthAltParameters=disable_token_creation'.")
 
 
-def test_a_site_without_jwt_needs_no_token_parameters(tmp_path):
-    assert findings(tmp_path, READY + "AuthAltParameters=jwks=/etc/slurm/jwks.json\n") == ([], [])
+def test_a_site_without_jwt_and_without_token_parameters_is_ready(tmp_path):
+    assert findings(tmp_path, READY) == ([], [])
+
+
+def test_token_parameters_after_the_include_that_trust_a_jwks_are_refused_without_auth_alt_types(tmp_path):
+    """Pharos's file turns JWTs on with its own key when the Site sets no AuthAltTypes, and Slurm
+    takes the AuthAltParameters it reads last: a Site line after the Include would be the one."""
+    text = READY + "AuthAltParameters=jwks=/etc/slurm/jwks.json,userclaimfield=preferred_username\n"
+    unmet, _conflicts = findings(tmp_path, text)
+    assert len(unmet) == 1 and unmet[0].startswith(f"{tmp_path}/slurm.conf line 16: AuthAltParameters=jwks="), unmet
+    for problem in ("stands after 'Include /etc/slurm/pharos.conf' while the Site sets no AuthAltTypes",
+                    "jwks= makes slurmctld take tokens that another issuer signed",
+                    "userclaimfield= takes the user from a claim another issuer fills",
+                    "without disable_token_creation every user and job may run 'scontrol token'"):
+        assert problem in unmet[0], unmet[0]
+    assert "Remove the line" in unmet[0]
+
+
+def test_trusted_token_parameters_after_the_include_are_refused_for_replacing_pharos_own(tmp_path):
+    unmet, _conflicts = findings(tmp_path, READY + "AuthAltParameters=jwt_key=/etc/slurm/site.key,disable_token_creation\n")
+    assert len(unmet) == 1 and "line 16: AuthAltParameters=jwt_key=/etc/slurm/site.key" in unmet[0], unmet
+    assert "in place of the AuthAltParameters in Pharos's file" in unmet[0]
+    assert unmet[0].endswith("add the line 'AuthAltTypes=auth/jwt' and change this one to "
+                             "'AuthAltParameters=jwt_key=/etc/slurm/site.key,disable_token_creation'.")
+
+
+@pytest.mark.parametrize("parameters", [
+    "jwks=/etc/slurm/jwks.json,disable_token_creation",
+    "jwt_key=/etc/slurm/site.key,disable_token_creation,x_userclaimfield=sub",
+    "jwt_key=/etc/slurm/site.key,DISABLE_TOKEN_CREATION",
+], ids=["a JWKS", "a user claim inside another item", "the flag in upper case, which Slurm does not read"])
+def test_token_parameters_before_the_include_are_refused_though_pharos_own_come_later(tmp_path, parameters):
+    text = READY.replace("Include /etc/slurm/pharos.conf\n", f"AuthAltParameters={parameters}\nInclude /etc/slurm/pharos.conf\n")
+    unmet, _conflicts = findings(tmp_path, text)
+    assert len(unmet) == 1 and f"line 15: AuthAltParameters={parameters}: " in unmet[0], unmet
+    assert "stands after" not in unmet[0]
+    assert "Change the line to 'AuthAltParameters=" in unmet[0]
+
+
+def test_trusted_token_parameters_before_the_include_are_no_finding(tmp_path):
+    text = READY.replace("Include /etc/slurm/pharos.conf\n",
+                         "AuthAltParameters=jwt_key=/etc/slurm/site.key,disable_token_creation\n"
+                         "Include /etc/slurm/pharos.conf\n")
+    assert findings(tmp_path, text) == ([], [])
+
+
+def test_token_parameters_in_a_site_file_included_after_pharos_own_are_refused(tmp_path):
+    site(tmp_path, "AuthAltParameters=jwks=/etc/slurm/jwks.json,disable_token_creation\n", name="auth.conf")
+    unmet, _conflicts = findings(tmp_path, READY + "Include auth.conf\n")
+    assert len(unmet) == 1 and unmet[0].startswith(f"{tmp_path}/auth.conf line 1: AuthAltParameters="), unmet
+    assert "stands after 'Include /etc/slurm/pharos.conf'" in unmet[0]
+
+
+def test_every_token_parameters_line_is_checked_not_only_the_last(tmp_path):
+    text = READY + "AuthAltTypes=auth/jwt\nAuthAltParameters=jwks=/etc/slurm/jwks.json\n" + TRUSTED.splitlines()[1] + "\n"
+    unmet, _conflicts = findings(tmp_path, text)
+    assert len(unmet) == 1 and "line 17: AuthAltParameters=jwks=/etc/slurm/jwks.json: " in unmet[0], unmet
+
+
+def test_slurmdbd_conf_token_parameters_are_refused_without_auth_alt_types(tmp_path):
+    path = site(tmp_path, "DbdHost=login01\nPrivateData=accounts,jobs,reservations,usage,users\n"
+                          "AuthAltParameters=jwt_key=/etc/slurm/site.key,userclaimfield=sub,disable_token_creation\n",
+                name="slurmdbd.conf")
+    unmet = [str(finding) for finding in dbd_preconditions(read(path), path, WANTS)]
+    assert len(unmet) == 1 and unmet[0].startswith(f"{path} line 3: AuthAltParameters="), unmet
+    assert unmet[0].endswith("Change the line to 'AuthAltParameters=jwt_key=/etc/slurm/site.key,disable_token_creation'.")
 
 
 def test_slurmdbd_conf_must_keep_usage_and_jobs_private_as_well(tmp_path):

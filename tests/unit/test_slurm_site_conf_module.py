@@ -66,3 +66,27 @@ def test_a_slurm_conf_without_cluster_name_fails_naming_the_rule(site):
 def test_a_missing_slurm_conf_fails_naming_it(tmp_path):
     result = run({"path": str(tmp_path / "slurm.conf"), "staging_partition": "staging"})
     assert result["failed"] and f"cannot read {tmp_path}/slurm.conf" in result["msg"]
+
+
+def test_the_result_says_whether_the_host_holds_slurmdbd_conf(site, tmp_path):
+    assert run(site)["dbd_found"] is False
+    (tmp_path / "slurmdbd.conf").write_text("DbdHost=login01\nPrivateData=accounts,jobs,reservations,usage,users\n")
+    assert run(site)["dbd_found"] is True
+
+
+def test_slurmdbd_conf_alone_is_checked_on_a_host_without_slurm_conf(tmp_path):
+    dbd = tmp_path / "slurmdbd.conf"
+    dbd.write_text("DbdHost=dbd01\nStoragePass=secret\nPrivateData=jobs\n")
+    result = run({"path": str(tmp_path / "slurm.conf"), "dbd_path": str(dbd), "dbd_only": True,
+                  "staging_partition": "staging"}, check_mode=True)
+    assert (result["changed"], result["dbd_found"], result["cluster_name"], result["conflicts"]) == (False, True, "", [])
+    assert len(result["unmet"]) == 1 and result["unmet"][0].startswith(f"{dbd} line 3: PrivateData=jobs lacks")
+    assert "secret" not in result["unmet"][0]
+
+
+def test_token_parameters_after_pharos_include_are_refused_when_the_site_sets_no_auth_alt_types(site):
+    with open(site["path"], "a", encoding="utf-8") as handle:
+        handle.write("AuthAltParameters=jwks=/etc/slurm/jwks.json,userclaimfield=preferred_username\n")
+    unmet = run(site, check_mode=True)["unmet"]
+    assert len(unmet) == 1 and unmet[0].startswith(f"{site['path']} line 10: AuthAltParameters=jwks="), unmet
+    assert f"stands after 'Include {site['include']}'" in unmet[0]

@@ -304,6 +304,35 @@ def test_site_lines_that_conflict_with_pharos_stop_the_run_before_any_change(sit
     assert not re.search(r"^changed: ", output, re.MULTILINE)
 
 
+# The Site sets no AuthAltTypes, so Pharos's file turns JWTs on with its own HS256 key; Slurm takes
+# the value of a key that it reads last, and a Site line after the Include would replace Pharos's.
+SITE_JWKS = "AuthAltParameters=jwks=/etc/slurm/jwks.json,userclaimfield=preferred_username"
+
+
+def test_site_token_parameters_after_the_include_that_trust_a_jwks_stop_the_run_before_any_change():
+    original = on(LOGIN, "cat /etc/slurm/slurm.conf")
+    assert not re.search(r"(?im)^AuthAltTypes", original), "the Site's slurm.conf sets AuthAltTypes already"
+    assert original.rstrip().splitlines()[-1] == "Include /etc/slurm/pharos.conf"
+    on(LOGIN, f"echo '{SITE_JWKS}' >> /etc/slurm/slurm.conf")
+    try:
+        before = state()
+        code, output = run_site()
+        after = state()
+    finally:
+        on(LOGIN, "cat > /etc/slurm/slurm.conf", stdin=original)
+    assert code != 0
+    message = failures(output).get(LOGIN, "")
+    line = len(original.splitlines()) + 1
+    assert (f"/etc/slurm/slurm.conf line {line}: {SITE_JWKS}: it stands after 'Include /etc/slurm/pharos.conf' "
+            "while the Site sets no AuthAltTypes") in message, output[-3000:]
+    for problem in ("jwks= makes slurmctld take tokens that another issuer signed",
+                    "userclaimfield= takes the user from a claim another issuer fills",
+                    "without disable_token_creation every user and job may run 'scontrol token'"):
+        assert problem in message, message
+    assert after == before
+    assert not re.search(r"^changed: ", output, re.MULTILINE)
+
+
 @pytest.mark.parametrize(("target", "change", "undo", "named"), [
     (LOGIN, "usermod -u 4100099 pharos-agent", "usermod -u 4100001 pharos-agent",
      "the account pharos-agent exists with UID 4100099, but the Site plans UID 4100001 for it (pharos_agent_uid)"),
