@@ -152,8 +152,8 @@ def journal(module, unit):
             "--quiet"]
     rc, out, err = module.run_command(argv)
     if rc != 0:
-        module.fail_json(msg="%s failed (exit %d): %s" % (" ".join(argv), rc, redact((err or out).strip(),
-                                                                                   module.no_log_values)))
+        detail = redact((err or out).strip(), module.no_log_values)
+        module.fail_json(msg="%s failed (exit %d): %s" % (" ".join(argv), rc, detail))
     return summary(journal_entries(out), module.no_log_values)
 
 
