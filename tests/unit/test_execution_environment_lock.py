@@ -75,7 +75,7 @@ def test_ansible_builder_installs_the_lock_first_and_fetches_nothing_after_it(tm
     containerfile = next(path for path in (tmp_path / "context").iterdir() if path.name in ("Containerfile", "Dockerfile"))
     stages = re.split(r"^FROM ", containerfile.read_text(), flags=re.MULTILINE)[1:]
     installs = {stage.split()[2]: re.findall(r"^RUN \$PYCMD -m pip install (.*)$", stage, re.MULTILINE) for stage in stages}
-    lock = "--no-cache-dir --require-hashes --only-binary :all: -r /output/python/requirements-locked.txt"
+    lock = "--no-cache-dir --ignore-installed --require-hashes --only-binary :all: -r /output/python/requirements-locked.txt"
     assert installs["base"] == [lock]
     versions = locked()
     for stage in ("builder", "final"):
