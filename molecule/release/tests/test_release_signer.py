@@ -71,6 +71,8 @@ def test_an_archive_signed_by_a_second_key_put_where_the_first_was_is_refused_on
     assert "is signed by another key, %s" % second in message
     assert "nothing was changed" in message and "-e pharos_release_rotate_signer=true" in message
     assert not host.file(RELEASE_D).exists
+    # Refused by the preflight, before the archive is copied to the host.
+    assert not host.file(INCOMING_D).exists
     assert (configuration_digest(host), current(host)) == before
     assert host.file(SIGNER_RECORD).content_string == first + "\n"
 
